@@ -1,0 +1,109 @@
+"""`AlbertBackbone`: embeddings, the shared encoder and the pooler."""
+
+import keras
+from keras import ops
+
+from albert_tf.config import AlbertConfig
+from albert_tf.layers.attention import SelfAttentionBlock
+from albert_tf.layers.embedding import AlbertEmbedding
+from albert_tf.layers.feedforward import FeedForwardBlock
+from albert_tf.layers.init import kernel_initializer
+from albert_tf.sharing import sharing_plan
+
+# Added to attention scores at padded key positions (scores are float32).
+_MASK_VALUE = -1e9
+
+
+@keras.saving.register_keras_serializable(package="albert_tf")
+class AlbertBackbone(keras.Model):
+    """The ALBERT encoder (Lan et al. 2020) as a functional Keras model.
+
+    Inputs, a dict of int32 tensors `(batch_size, seq_length)`:
+        token_ids: word-piece ids; `[CLS]` first.
+        segment_ids: 0 for the first segment (with `[CLS]` and its `[SEP]`),
+            1 for the second, as in BERT's `token_type_ids`.
+        padding_mask: 1 for real tokens, 0 for padding.
+
+    Outputs, a dict:
+        sequence_output: `(batch_size, seq_length, hidden_dim)`.
+        pooled_output: `(batch_size, hidden_dim)`, `tanh(Dense(h_[CLS]))`.
+
+    The attention and feed-forward modules are built once per stored module
+    (see `albert_tf.sharing`) and called in a plain loop over the layers, so
+    with `sharing="all"` one block serves all `num_layers` layers.
+
+    Example:
+    >>> config = AlbertConfig(vocabulary_size=11, num_layers=3, num_heads=2,
+    ...                       hidden_dim=6, intermediate_dim=10, embedding_dim=4,
+    ...                       max_sequence_length=9)
+    >>> model = AlbertBackbone(config)
+    >>> out = model({"token_ids": ops.ones((3, 7), "int32"),
+    ...              "segment_ids": ops.zeros((3, 7), "int32"),
+    ...              "padding_mask": ops.ones((3, 7), "int32")})
+    >>> out["sequence_output"].shape, out["pooled_output"].shape
+    ((3, 7, 6), (3, 6))
+    """
+
+    def __init__(self, config, dtype=None, **kwargs):
+        if not isinstance(config, AlbertConfig):
+            raise TypeError(f"config must be an AlbertConfig, got {type(config).__name__}")
+        plan = sharing_plan(config)
+
+        # === Layers ===
+        self.embeddings = AlbertEmbedding(
+            vocabulary_size=config.vocabulary_size, embedding_dim=config.embedding_dim,
+            hidden_dim=config.hidden_dim, max_sequence_length=config.max_sequence_length,
+            num_segments=config.num_segments, dropout=config.dropout,
+            layer_norm_epsilon=config.layer_norm_epsilon,
+            initializer_range=config.initializer_range, dtype=dtype, name="embeddings")
+        self.attention_blocks = [
+            SelfAttentionBlock(
+                hidden_dim=config.hidden_dim, num_heads=config.num_heads,
+                dropout=config.dropout, attention_dropout=config.attention_dropout,
+                layer_norm_epsilon=config.layer_norm_epsilon,
+                initializer_range=config.initializer_range, dtype=dtype,
+                name=f"attention_{j}")
+            for j in range(plan.num_attention_modules)]
+        self.ffn_blocks = [
+            FeedForwardBlock(
+                hidden_dim=config.hidden_dim, intermediate_dim=config.intermediate_dim,
+                activation=config.activation, dropout=config.dropout,
+                layer_norm_epsilon=config.layer_norm_epsilon,
+                initializer_range=config.initializer_range, dtype=dtype, name=f"ffn_{j}")
+            for j in range(plan.num_ffn_modules)]
+        self.pooler = keras.layers.Dense(
+            config.hidden_dim, activation="tanh",
+            kernel_initializer=kernel_initializer(config.initializer_range),
+            dtype=dtype, name="pooler")
+
+        # === Functional graph ===
+        token_ids = keras.Input(shape=(None,), dtype="int32", name="token_ids")
+        segment_ids = keras.Input(shape=(None,), dtype="int32", name="segment_ids")
+        padding_mask = keras.Input(shape=(None,), dtype="int32", name="padding_mask")
+        x = self.embeddings(token_ids, segment_ids)  # (batch, seq, H)
+        # (batch, 1, 1, seq): broadcast over heads and query positions.
+        attention_bias = (1.0 - ops.cast(padding_mask, "float32")[:, None, None, :]) * _MASK_VALUE
+        for call in range(plan.num_calls):
+            x = self.attention_blocks[plan.attention[call]](x, attention_bias)
+            x = self.ffn_blocks[plan.ffn[call]](x)
+        pooled = self.pooler(x[:, 0, :])  # (batch, H), from [CLS]
+        super().__init__(
+            inputs={"token_ids": token_ids, "segment_ids": segment_ids,
+                    "padding_mask": padding_mask},
+            outputs={"sequence_output": x, "pooled_output": pooled},
+            dtype=dtype, **kwargs)
+
+        # === Config ===
+        self.config = config
+
+    @property
+    def token_embedding(self):
+        return self.embeddings.token_embedding
+
+    def get_config(self):
+        return {"config": self.config.to_dict(), "name": self.name}
+
+    @classmethod
+    def from_config(cls, config):
+        config = dict(config)
+        return cls(AlbertConfig.from_dict(config.pop("config")), **config)

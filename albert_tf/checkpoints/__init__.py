@@ -1,0 +1,135 @@
+"""Loading and saving ALBERT weights in every format people have.
+
+`load_pretrained(path)` recognises the format of `path`:
+
+| format | files |
+|---|---|
+| albert_tf | `albert_tf_config.json`, `model.safetensors` |
+| Google TF1 | `albert_config.json`, `model.ckpt*.index` / `.data-*` (folder or prefix) |
+| Hugging Face | `config.json` (model_type "albert"), `model.safetensors` |
+| keras-hub | `config.json` (class_name "AlbertBackbone"), `model.weights.h5` |
+
+`path` may also name a published checkpoint (see `albert_tf.checkpoints.download`).
+"""
+
+import logging
+import os
+
+import numpy as np
+
+from albert_tf.backbone import AlbertBackbone
+from albert_tf.checkpoints import download, google, hf, keras_hub, native
+from albert_tf.checkpoints.weights import CheckpointError, assign, model_variables
+from albert_tf.io_utils import atomic_directory
+from albert_tf.pretraining_model import AlbertPretrainingModel
+
+__all__ = ["CheckpointError", "detect_format", "export_hf", "load_pretrained",
+           "load_weights", "save_pretrained"]
+
+_FORMATS = {"albert_tf": native, "google": google, "hf": hf, "keras_hub": keras_hub}
+_BACKBONE_PREFIXES = ("embeddings/", "attention_", "ffn_", "pooler/")
+
+
+def detect_format(path):
+    """The format name of a local checkpoint folder (or TF1 prefix)."""
+    if os.path.isdir(path):
+        if native.is_native_dir(path):
+            return "albert_tf"
+        if google.is_checkpoint_dir(path):
+            return "google"
+        if hf.is_hf_dir(path):
+            return "hf"
+        if keras_hub.is_preset_dir(path):
+            return "keras_hub"
+        raise CheckpointError(
+            f"{path}: not a known checkpoint folder. Expected one of: albert_tf "
+            f"({native.CONFIG_FILE}), Google TF1 ({google.CONFIG_FILE} + model.ckpt*.index), "
+            f"Hugging Face ({hf.CONFIG_FILE} with model_type 'albert' + {hf.WEIGHTS_FILE}), "
+            f"keras-hub ({keras_hub.CONFIG_FILE} with class_name 'AlbertBackbone' + "
+            f"{keras_hub.WEIGHTS_FILE}). Found: {sorted(os.listdir(path))[:20]}")
+    if os.path.isfile(path + ".index") and os.path.isfile(
+            os.path.join(os.path.dirname(path), google.CONFIG_FILE)):
+        return "google"
+    raise CheckpointError(f"{path}: no such checkpoint folder or TF1 checkpoint prefix")
+
+
+def _read(path):
+    path = download.resolve(path)
+    fmt = detect_format(path)
+    config, tensors, source = _FORMATS[fmt].read(path)
+    return fmt, config, tensors, source
+
+
+def _entries_and_skip(fmt, config, tensors, heads):
+    if fmt == "albert_tf":
+        return (native.entries_for(tensors),
+                lambda key: not key.startswith(_BACKBONE_PREFIXES))
+    module = _FORMATS[fmt]
+    return module.entries(config, heads), lambda key: module.skip(key, heads)
+
+
+def load_weights(model, fmt, config, tensors, source, heads):
+    """Assigns source tensors to `model` strictly; logs what was skipped."""
+    entries, skip = _entries_and_skip(fmt, config, tensors, heads)
+    skipped = assign(model, tensors, entries, source, skip)
+    if skipped:
+        logging.info("%s: not loaded (training state or other heads): %s", source,
+                     ", ".join(skipped[:8]) + (" ..." if len(skipped) > 8 else ""))
+
+
+def load_pretrained(path, with_heads=False, dtype=None):
+    """Loads an ALBERT checkpoint of any supported format.
+
+    Args:
+        path: a checkpoint folder (any format above), a TF1 checkpoint prefix,
+            or a published checkpoint name (`albert_tf.checkpoints.download`).
+        with_heads: also load the pretraining heads (MLM and SOP) and return
+            an `AlbertPretrainingModel`; otherwise the heads are skipped.
+        dtype: a Keras dtype policy name for the model, e.g. "mixed_bfloat16".
+
+    Returns:
+        An `AlbertBackbone`, or an `AlbertPretrainingModel` with `with_heads`.
+
+    Raises:
+        CheckpointError: unknown format, or tensors missing, unexpected or
+            mis-shaped (all listed).
+    """
+    fmt, config, tensors, source = _read(path)
+    model = AlbertBackbone(config, dtype=dtype)
+    if with_heads:
+        model = AlbertPretrainingModel(model)
+    load_weights(model, fmt, config, tensors, source, with_heads)
+    return model
+
+
+def _arrays(model):
+    return {name: np.asarray(v.numpy(), np.float32) for name, v in model_variables(model).items()}
+
+
+def _heads_of(model):
+    if isinstance(model, AlbertPretrainingModel):
+        return ["mlm", "sop"]
+    if isinstance(model, AlbertBackbone):
+        return []
+    raise TypeError(f"expected AlbertBackbone or AlbertPretrainingModel, "
+                    f"got {type(model).__name__}")
+
+
+def save_pretrained(model, directory, extra=None):
+    """Saves `model` in albert_tf's format, atomically (all or nothing)."""
+    heads = _heads_of(model)
+    with atomic_directory(directory) as tmp:
+        native.write(tmp, model.config, _arrays(model), heads, extra)
+    return directory
+
+
+def export_hf(model, directory):
+    """Writes a Hugging Face folder that `transformers` loads.
+
+    `AlbertForPreTraining` when the model has its heads, else `AlbertModel`.
+    Only block-shared layouts exist there: sharing "attention"/"ffn" raises.
+    """
+    heads = bool(_heads_of(model))
+    with atomic_directory(directory) as tmp:
+        hf.write(tmp, model.config, _arrays(model), heads)
+    return directory

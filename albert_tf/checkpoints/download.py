@@ -1,0 +1,97 @@
+"""Fetching published ALBERT checkpoints into a local cache.
+
+A checkpoint name has a source prefix:
+
+- `hf:<repo_id>`, e.g. `hf:albert/albert-base-v2` (Hugging Face hub; the
+  safetensors weights, config and SentencePiece model only);
+- `google:<name>`, e.g. `google:albert_base_v2` (Google's tar.gz release);
+- `keras_hub:<preset>`, e.g. `keras_hub:albert_base_en_uncased` (Kaggle).
+
+A bare name from `PUBLISHED` (e.g. `albert_base_v2`) means its Hugging Face
+repository. Local paths are returned unchanged. The cache lives in
+`$ALBERT_TF_CACHE` (default `~/.cache/albert_tf`).
+"""
+
+import os
+import shutil
+import tarfile
+import tempfile
+import urllib.request
+
+from albert_tf.checkpoints.weights import CheckpointError
+from albert_tf.io_utils import atomic_directory
+
+GOOGLE_URL = "https://storage.googleapis.com/albert_models/{name}.tar.gz"
+# Bare names: the Hugging Face repository of each released model.
+PUBLISHED = {
+    f"albert_{size}_{version}": f"albert/albert-{size}-{version}"
+    for size in ("base", "large", "xlarge", "xxlarge") for version in ("v1", "v2")
+}
+HF_PATTERNS = ["config.json", "model.safetensors", "model.safetensors.index.json",
+               "model-*.safetensors", "spiece.model"]
+
+
+def cache_dir():
+    return os.environ.get("ALBERT_TF_CACHE", os.path.join(os.path.expanduser("~"), ".cache",
+                                                          "albert_tf"))
+
+
+def resolve(path):
+    """A local folder (or TF1 prefix) for `path`, downloading it if it is a name."""
+    if os.path.exists(path) or os.path.exists(path + ".index"):
+        return path
+    source, sep, name = path.partition(":")
+    if not sep and path in PUBLISHED:
+        source, name = "hf", PUBLISHED[path]
+    elif not sep:
+        raise CheckpointError(
+            f"{path}: no such file or folder, and not a published checkpoint name "
+            f"(known: {sorted(PUBLISHED)}, or prefix a name with hf:, google: or keras_hub:)")
+    fetchers = {"hf": fetch_hf, "google": fetch_google, "keras_hub": fetch_keras_hub}
+    if source not in fetchers:
+        raise CheckpointError(f"{path}: unknown source {source!r}; use one of {sorted(fetchers)}")
+    return fetchers[source](name)
+
+
+def fetch_hf(repo_id):
+    import huggingface_hub  # Only needed to download.
+
+    return huggingface_hub.snapshot_download(
+        repo_id=repo_id, allow_patterns=HF_PATTERNS,
+        cache_dir=os.path.join(cache_dir(), "hf"))
+
+
+def _fetch_url(url, destination):
+    with urllib.request.urlopen(url) as response, open(destination, "wb") as out:
+        shutil.copyfileobj(response, out)
+
+
+def fetch_google(name):
+    """Downloads and unpacks Google's `<name>.tar.gz`; returns its model folder."""
+    target = os.path.join(cache_dir(), "google", name)
+    if not os.path.isdir(target):
+        with tempfile.TemporaryDirectory() as tmp:
+            archive = os.path.join(tmp, f"{name}.tar.gz")
+            _fetch_url(GOOGLE_URL.format(name=name), archive)
+            with atomic_directory(target) as unpacked, tarfile.open(archive) as tar:
+                tar.extractall(unpacked, filter="data")
+    return _folder_with(target, "albert_config.json")
+
+
+def _folder_with(root, filename):
+    for folder, _, files in os.walk(root):
+        if filename in files:
+            return folder
+    raise CheckpointError(f"{root}: the download holds no {filename}")
+
+
+def fetch_keras_hub(preset):
+    import kagglehub  # keras-hub's own download path
+    import keras_hub
+
+    presets = keras_hub.models.AlbertBackbone.presets
+    if preset not in presets:
+        raise CheckpointError(f"unknown keras-hub ALBERT preset {preset!r}; "
+                              f"known: {sorted(presets)}")
+    handle = presets[preset]["kaggle_handle"]
+    return kagglehub.model_download(handle.removeprefix("kaggle://"))

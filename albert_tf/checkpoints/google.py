@@ -1,0 +1,118 @@
+"""Google's original TF1 ALBERT checkpoints (google-research/albert).
+
+A folder with `albert_config.json` and a name-based TF1 checkpoint
+(`model.ckpt-best.index` + `.data-*`), variables named as in the reference
+`modeling.py`: `bert/embeddings/...`, `bert/encoder/transformer/group_{g}/
+inner_group_{k}/...`, `cls/predictions/...`, `cls/seq_relationship/...`.
+"""
+
+import glob
+import os
+import re
+
+import tensorflow as tf
+
+from albert_tf import config as config_lib
+from albert_tf.checkpoints.weights import (ATTENTION_PARTS, FFN_PARTS, CheckpointError, Entry,
+                                           group_layout_blocks)
+
+CONFIG_FILE = "albert_config.json"
+
+_ATTENTION_KEYS = {
+    "query": "attention_1/self/query", "key": "attention_1/self/key",
+    "value": "attention_1/self/value", "output": "attention_1/output/dense",
+    "layer_norm": "LayerNorm",
+}
+_FFN_KEYS = {
+    "intermediate": "ffn_1/intermediate/dense", "output": "ffn_1/intermediate/output/dense",
+    "layer_norm": "LayerNorm_1",
+}
+# Training state and optimizer slots that a checkpoint may carry.
+_TRAINING_STATE = re.compile(
+    r"(^global_step$|^good_steps$|loss_scale|/(adam_[mv]|Adam(_1)?|lamb_[mv]|Momentum)$)")
+# Task heads of fine-tuned checkpoints: outside the pretraining model.
+_TASK_HEADS = re.compile(r"^(output_weights|output_bias|cls/squad/|cls/classifier/)")
+
+
+def _keyed(part, table):
+    sub, leaf = part.split("/")
+    return f"{table[sub]}/{leaf}"
+
+
+def entries(config, heads):
+    out = [
+        Entry("embeddings/token_embedding/embeddings", "bert/embeddings/word_embeddings"),
+        Entry("embeddings/segment_embedding/embeddings", "bert/embeddings/token_type_embeddings"),
+        Entry("embeddings/position_embeddings", "bert/embeddings/position_embeddings"),
+        Entry("embeddings/layer_norm/gamma", "bert/embeddings/LayerNorm/gamma"),
+        Entry("embeddings/layer_norm/beta", "bert/embeddings/LayerNorm/beta"),
+        Entry("embeddings/projection/kernel", "bert/encoder/embedding_hidden_mapping_in/kernel"),
+        Entry("embeddings/projection/bias", "bert/encoder/embedding_hidden_mapping_in/bias"),
+        Entry("pooler/kernel", "bert/pooler/dense/kernel"),
+        Entry("pooler/bias", "bert/pooler/dense/bias"),
+    ]
+    for j, g, k in group_layout_blocks(config):
+        prefix = f"bert/encoder/transformer/group_{g}/inner_group_{k}"
+        out += [Entry(f"attention_{j}/{p}", f"{prefix}/{_keyed(p, _ATTENTION_KEYS)}")
+                for p in ATTENTION_PARTS]
+        out += [Entry(f"ffn_{j}/{p}", f"{prefix}/{_keyed(p, _FFN_KEYS)}") for p in FFN_PARTS]
+    if heads:
+        out += [
+            Entry("mlm_head/dense/kernel", "cls/predictions/transform/dense/kernel"),
+            Entry("mlm_head/dense/bias", "cls/predictions/transform/dense/bias"),
+            Entry("mlm_head/layer_norm/gamma", "cls/predictions/transform/LayerNorm/gamma"),
+            Entry("mlm_head/layer_norm/beta", "cls/predictions/transform/LayerNorm/beta"),
+            Entry("mlm_head/output_bias", "cls/predictions/output_bias"),
+            Entry("sop_head/dense/kernel", "cls/seq_relationship/output_weights", "transpose"),
+            Entry("sop_head/dense/bias", "cls/seq_relationship/output_bias"),
+        ]
+    return out
+
+
+def skip(key, heads):
+    """Source names deliberately not loaded: training state, other heads."""
+    if _TRAINING_STATE.search(key) or _TASK_HEADS.search(key):
+        return True
+    return not heads and key.startswith("cls/")
+
+
+def is_checkpoint_dir(path):
+    return os.path.isfile(os.path.join(path, CONFIG_FILE)) and bool(_index_files(path))
+
+
+def _index_files(path):
+    return sorted(glob.glob(os.path.join(path, "*.index")))
+
+
+def checkpoint_prefix(path):
+    """The TF1 checkpoint prefix inside folder `path`."""
+    latest = tf.train.latest_checkpoint(path)
+    if latest:
+        return latest
+    indexes = _index_files(path)
+    if len(indexes) == 1:
+        return indexes[0][: -len(".index")]
+    if not indexes:
+        raise CheckpointError(f"{path}: no TF1 checkpoint (*.index) found beside {CONFIG_FILE}")
+    raise CheckpointError(
+        f"{path}: several checkpoints {[os.path.basename(i) for i in indexes]} and no "
+        "'checkpoint' file naming one; pass the prefix of the one you want "
+        "(e.g. .../model.ckpt-best)")
+
+
+def read(path):
+    """(AlbertConfig, {name: array}) from a folder or a checkpoint prefix."""
+    if os.path.isdir(path):
+        folder, prefix = path, checkpoint_prefix(path)
+    else:
+        folder, prefix = os.path.dirname(path), path
+    config_path = os.path.join(folder, CONFIG_FILE)
+    config = config_lib.from_google_json(config_lib.read_json(config_path), source=config_path)
+    try:
+        reader = tf.train.load_checkpoint(prefix)
+    except (tf.errors.OpError, ValueError) as e:
+        raise CheckpointError(f"{prefix}: cannot read TF1 checkpoint: {e}") from None
+    names = reader.get_variable_to_shape_map()
+    # Optimizer slots can be as large as the model: never read them.
+    tensors = {n: reader.get_tensor(n) for n in names if not _TRAINING_STATE.search(n)}
+    return config, tensors, prefix

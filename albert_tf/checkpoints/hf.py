@@ -1,0 +1,138 @@
+"""Hugging Face `transformers` ALBERT folders (`config.json` + safetensors).
+
+Keys as `AlbertForPreTraining` saves them (`albert.embeddings.*`,
+`albert.encoder.albert_layer_groups.{g}.albert_layers.{k}.*`, `predictions.*`,
+`sop_classifier.*`), or as `AlbertModel` saves them (no `albert.` prefix).
+PyTorch stores linear weights as (out, in): they are transposed here.
+"""
+
+import json
+import os
+
+import numpy as np
+from safetensors.numpy import load_file, save_file
+
+from albert_tf import config as config_lib
+from albert_tf.checkpoints.weights import (ATTENTION_PARTS, FFN_PARTS, CheckpointError, Entry,
+                                           from_ours, group_layout_blocks)
+
+CONFIG_FILE = "config.json"
+WEIGHTS_FILE = "model.safetensors"
+INDEX_FILE = "model.safetensors.index.json"
+PREFIX = "albert."
+
+_ATTENTION_KEYS = {"query": "attention.query", "key": "attention.key",
+                   "value": "attention.value", "output": "attention.dense",
+                   "layer_norm": "attention.LayerNorm"}
+_FFN_KEYS = {"intermediate": "ffn", "output": "ffn_output",
+             "layer_norm": "full_layer_layer_norm"}
+_LEAF = {"kernel": ("weight", "transpose"), "bias": ("bias", "same"),
+         "gamma": ("weight", "same"), "beta": ("bias", "same")}
+# Buffers and tied copies that carry no weights of their own.
+_DERIVED = ("embeddings.position_ids", "embeddings.token_type_ids",
+            "predictions.decoder.weight", "predictions.decoder.bias")
+_TASK_HEADS = ("classifier.", "qa_outputs.")
+
+
+def _entry(name, module, leaf):
+    key, layout = _LEAF[leaf]
+    return Entry(name, f"{module}.{key}", layout)
+
+
+def entries(config, heads):
+    out = [
+        Entry("embeddings/token_embedding/embeddings", "embeddings.word_embeddings.weight"),
+        Entry("embeddings/segment_embedding/embeddings",
+              "embeddings.token_type_embeddings.weight"),
+        Entry("embeddings/position_embeddings", "embeddings.position_embeddings.weight"),
+        _entry("embeddings/layer_norm/gamma", "embeddings.LayerNorm", "gamma"),
+        _entry("embeddings/layer_norm/beta", "embeddings.LayerNorm", "beta"),
+        _entry("embeddings/projection/kernel", "encoder.embedding_hidden_mapping_in", "kernel"),
+        _entry("embeddings/projection/bias", "encoder.embedding_hidden_mapping_in", "bias"),
+        _entry("pooler/kernel", "pooler", "kernel"),
+        _entry("pooler/bias", "pooler", "bias"),
+    ]
+    for j, g, k in group_layout_blocks(config):
+        prefix = f"encoder.albert_layer_groups.{g}.albert_layers.{k}"
+        for parts, table, ours in ((ATTENTION_PARTS, _ATTENTION_KEYS, "attention"),
+                                   (FFN_PARTS, _FFN_KEYS, "ffn")):
+            for p in parts:
+                sub, leaf = p.split("/")
+                out.append(_entry(f"{ours}_{j}/{p}", f"{prefix}.{table[sub]}", leaf))
+    if heads:
+        out += [
+            _entry("mlm_head/dense/kernel", "predictions.dense", "kernel"),
+            _entry("mlm_head/dense/bias", "predictions.dense", "bias"),
+            _entry("mlm_head/layer_norm/gamma", "predictions.LayerNorm", "gamma"),
+            _entry("mlm_head/layer_norm/beta", "predictions.LayerNorm", "beta"),
+            Entry("mlm_head/output_bias", "predictions.bias"),
+            _entry("sop_head/dense/kernel", "sop_classifier.classifier", "kernel"),
+            _entry("sop_head/dense/bias", "sop_classifier.classifier", "bias"),
+        ]
+    return out
+
+
+def skip(key, heads):
+    if key in _DERIVED or key.startswith(_TASK_HEADS):
+        return True
+    return not heads and key.startswith(("predictions.", "sop_classifier."))
+
+
+def is_hf_dir(path):
+    config_path = os.path.join(path, CONFIG_FILE)
+    if not os.path.isfile(config_path):
+        return False
+    try:
+        values = config_lib.read_json(config_path)
+    except ValueError:
+        return False
+    return isinstance(values, dict) and values.get("model_type") == "albert"
+
+
+def _weight_files(path):
+    single = os.path.join(path, WEIGHTS_FILE)
+    if os.path.isfile(single):
+        return [single]
+    index = os.path.join(path, INDEX_FILE)
+    if os.path.isfile(index):
+        with open(index, encoding="utf-8") as f:
+            shards = sorted(set(json.load(f)["weight_map"].values()))
+        return [os.path.join(path, s) for s in shards]
+    if os.path.isfile(os.path.join(path, "pytorch_model.bin")):
+        raise CheckpointError(
+            f"{path}: has only pytorch_model.bin; albert_tf reads safetensors. Convert it with "
+            "transformers (AlbertForPreTraining.from_pretrained(p).save_pretrained(out, "
+            "safe_serialization=True)) or download the repository's model.safetensors")
+    raise CheckpointError(f"{path}: no {WEIGHTS_FILE} or {INDEX_FILE}")
+
+
+def read(path):
+    config_path = os.path.join(path, CONFIG_FILE)
+    config = config_lib.from_hf_json(config_lib.read_json(config_path), source=config_path)
+    tensors = {}
+    for file in _weight_files(path):
+        try:
+            loaded = load_file(file)
+        except Exception as e:  # safetensors raises its own error types
+            raise CheckpointError(f"{file}: cannot read safetensors: {e}") from None
+        for key, value in loaded.items():
+            tensors[key[len(PREFIX):] if key.startswith(PREFIX) else key] = value
+    return config, tensors, path
+
+
+def write(directory, config, arrays, heads):
+    """Writes `arrays` (our name -> array) as a Hugging Face folder.
+
+    With heads: `AlbertForPreTraining` keys (`albert.` prefix); without:
+    `AlbertModel` keys.
+    """
+    architecture = "AlbertForPreTraining" if heads else "AlbertModel"
+    values = config_lib.to_hf_json(config, architecture)  # raises for partial sharing
+    prefix = PREFIX if heads else ""
+    tensors = {}
+    for e in entries(config, heads):
+        key = e.key if e.key.startswith(("predictions.", "sop_classifier.")) else prefix + e.key
+        tensors[key] = from_ours(np.asarray(arrays[e.name], np.float32), e.layout)
+    with open(os.path.join(directory, CONFIG_FILE), "w", encoding="utf-8") as f:
+        json.dump(values, f, indent=2, sort_keys=True)
+    save_file(tensors, os.path.join(directory, WEIGHTS_FILE), metadata={"format": "pt"})

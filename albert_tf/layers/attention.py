@@ -1,0 +1,92 @@
+"""The self-attention sub-layer of a post-LayerNorm transformer block."""
+
+import math
+
+import keras
+from keras import ops
+
+from albert_tf.layers.init import kernel_initializer
+
+
+class SelfAttentionBlock(keras.layers.Layer):
+    """Multi-head self-attention, output projection, residual, LayerNorm.
+
+    `LayerNorm(x + Dropout(Dense(Attention(x))))`, as in Google's
+    `attention_ffn_block` (post-LayerNorm, like BERT). The attention softmax
+    is computed in float32 under mixed precision.
+
+    Call arguments:
+        x: `(batch_size, seq_length, hidden_dim)`.
+        attention_bias: float `(batch_size, 1, 1, seq_length)`, 0 where a key
+            may be attended to and a large negative number where it is padding.
+
+    Returns:
+        `(batch_size, seq_length, hidden_dim)`.
+    """
+
+    def __init__(self, hidden_dim, num_heads, dropout=0.0, attention_dropout=0.0,
+                 layer_norm_epsilon=1e-12, initializer_range=0.02, **kwargs):
+        super().__init__(**kwargs)
+        if hidden_dim % num_heads:
+            raise ValueError(f"hidden_dim={hidden_dim} must be divisible by num_heads={num_heads}")
+        self.hidden_dim = hidden_dim
+        self.num_heads = num_heads
+        self.dropout = dropout
+        self.attention_dropout = attention_dropout
+        self.layer_norm_epsilon = layer_norm_epsilon
+        self.initializer_range = initializer_range
+        self.head_dim = hidden_dim // num_heads
+
+        def dense(name):
+            return keras.layers.Dense(
+                hidden_dim, kernel_initializer=kernel_initializer(initializer_range),
+                dtype=self.dtype_policy, name=name)
+
+        self.query = dense("query")
+        self.key = dense("key")
+        self.value = dense("value")
+        self.output_dense = dense("output")
+        self.layer_norm = keras.layers.LayerNormalization(
+            epsilon=layer_norm_epsilon, dtype=self.dtype_policy, name="layer_norm")
+        self.probs_dropout = keras.layers.Dropout(attention_dropout, dtype=self.dtype_policy)
+        self.output_dropout = keras.layers.Dropout(dropout, dtype=self.dtype_policy)
+
+    def build(self, x_shape, attention_bias_shape=None):
+        for layer in (self.query, self.key, self.value, self.output_dense):
+            layer.build((None, None, self.hidden_dim))
+        self.layer_norm.build((None, None, self.hidden_dim))
+
+    def _split_heads(self, x):
+        batch, seq = ops.shape(x)[0], ops.shape(x)[1]
+        x = ops.reshape(x, (batch, seq, self.num_heads, self.head_dim))
+        return ops.transpose(x, (0, 2, 1, 3))  # (batch, heads, seq, head_dim)
+
+    def call(self, x, attention_bias, training=None):
+        q = self._split_heads(self.query(x))
+        k = self._split_heads(self.key(x))
+        v = self._split_heads(self.value(x))
+        q = q * ops.cast(1.0 / math.sqrt(self.head_dim), q.dtype)
+        scores = ops.matmul(q, ops.transpose(k, (0, 1, 3, 2)))  # (batch, heads, seq, seq)
+        scores = ops.cast(scores, "float32") + ops.cast(attention_bias, "float32")
+        probs = ops.cast(ops.softmax(scores, axis=-1), self.compute_dtype)
+        probs = self.probs_dropout(probs, training=training)
+        context = ops.matmul(probs, v)  # (batch, heads, seq, head_dim)
+        context = ops.transpose(context, (0, 2, 1, 3))
+        context = ops.reshape(context, ops.shape(x))  # (batch, seq, hidden)
+        out = self.output_dropout(self.output_dense(context), training=training)
+        return self.layer_norm(x + out)
+
+    def compute_output_shape(self, x_shape, attention_bias_shape=None):
+        return x_shape
+
+    def get_config(self):
+        config = super().get_config()
+        config.update({
+            "hidden_dim": self.hidden_dim,
+            "num_heads": self.num_heads,
+            "dropout": self.dropout,
+            "attention_dropout": self.attention_dropout,
+            "layer_norm_epsilon": self.layer_norm_epsilon,
+            "initializer_range": self.initializer_range,
+        })
+        return config

@@ -1,0 +1,32 @@
+"""Shared test setup: quiet TensorFlow, fixture paths, the slow tier."""
+
+import os
+
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+
+import pytest  # noqa: E402
+
+FIXTURES = os.path.join(os.path.dirname(__file__), "fixtures")
+REFERENCE_MODELS = os.path.join(FIXTURES, "reference_models")
+SHARED = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", "shared"))
+
+
+def pytest_addoption(parser):
+    parser.addoption("--runslow", action="store_true", default=False,
+                     help="also run the slow end-to-end tests")
+
+
+def pytest_configure(config):
+    config.addinivalue_line("markers", "slow: end-to-end tests, run with --runslow")
+    config.addinivalue_line("markers", "shared: needs ../shared (skipped without it)")
+
+
+def pytest_collection_modifyitems(config, items):
+    run_slow = config.getoption("--runslow") or os.environ.get("ALBERT_TF_RUN_SLOW") == "1"
+    skip_slow = pytest.mark.skip(reason="slow; run with --runslow")
+    skip_shared = pytest.mark.skip(reason=f"{SHARED} not present")
+    for item in items:
+        if "slow" in item.keywords and not run_slow:
+            item.add_marker(skip_slow)
+        if "shared" in item.keywords and not os.path.isdir(SHARED):
+            item.add_marker(skip_shared)

@@ -1,0 +1,115 @@
+import re
+
+import keras
+import numpy as np
+import pytest
+import tensorflow as tf
+
+from albert_tf import accounting
+from albert_tf.backbone import AlbertBackbone
+from albert_tf.pretraining_model import AlbertPretrainingModel
+from helpers import BATCH, SEQ, tiny_config, tiny_inputs
+
+
+def test_output_shapes():
+    model = AlbertBackbone(tiny_config())
+    out = model(tiny_inputs())
+    assert tuple(out["sequence_output"].shape) == (BATCH, SEQ, 6)
+    assert tuple(out["pooled_output"].shape) == (BATCH, 6)
+
+
+@pytest.mark.parametrize("sharing", ["all", "attention", "ffn", "none"])
+@pytest.mark.parametrize("groups,inner", [(1, 1), (3, 1), (1, 2)])
+def test_parameter_count_matches_accounting(sharing, groups, inner):
+    if sharing == "none" and groups > 1:
+        pytest.skip("groups do not apply without sharing")
+    config = tiny_config(sharing=sharing, num_groups=groups, num_inner_repetitions=inner)
+    model = AlbertBackbone(config)
+    assert model.count_params() == accounting.backbone_params(config)
+
+
+def test_all_sharing_parameter_count_independent_of_depth():
+    counts = {AlbertBackbone(tiny_config(num_layers=n)).count_params() for n in (1, 3, 8)}
+    assert len(counts) == 1
+    # ... while without sharing it grows with every layer.
+    unshared = [AlbertBackbone(tiny_config(num_layers=n, sharing="none")).count_params()
+                for n in (1, 3)]
+    assert unshared[1] > unshared[0]
+
+
+def test_shared_block_is_one_object_called_each_layer():
+    model = AlbertBackbone(tiny_config(num_layers=5))
+    assert len(model.attention_blocks) == 1 and len(model.ffn_blocks) == 1
+    deeper = AlbertBackbone(tiny_config(num_layers=5, sharing="none"))
+    x = tiny_inputs()
+    # Copying the one shared block into each of the five unshared layers gives
+    # the same function: the shared block really is applied five times.
+    shared = {v.path: v for v in model.weights}
+    for v in deeper.weights:
+        v.assign(shared[re.sub(r"^(attention|ffn)_\d+", r"\1_0", v.path)])
+    np.testing.assert_allclose(model(x)["sequence_output"], deeper(x)["sequence_output"],
+                               atol=1e-6)
+
+
+def test_padding_does_not_leak():
+    model = AlbertBackbone(tiny_config())
+    x = tiny_inputs()
+    y = {k: v.copy() for k, v in x.items()}
+    y["token_ids"][1, SEQ - 2:] = (y["token_ids"][1, SEQ - 2:] + 5) % 11
+    a, b = model(x), model(y)
+    real = x["padding_mask"].astype(bool)
+    np.testing.assert_allclose(a["sequence_output"].numpy()[real],
+                               b["sequence_output"].numpy()[real], atol=1e-6)
+    np.testing.assert_allclose(a["pooled_output"], b["pooled_output"], atol=1e-6)
+
+
+def test_one_training_step_changes_every_variable():
+    # Partial sharing and groups, so that shared and unshared modules are both checked.
+    config = tiny_config(sharing="attention", num_groups=3, initializer_range=0.5)
+    model = AlbertPretrainingModel(AlbertBackbone(config))
+    x = tiny_inputs()
+    x["mask_positions"] = np.array([[1, 2], [0, 4], [3, 5]], "int32")
+    mlm_labels = np.array([[1, 2], [3, 4], [5, 6]])
+    sop_labels = np.array([0, 1, 1])
+    before = {v.path: v.numpy().copy() for v in model.trainable_variables}
+    with tf.GradientTape() as tape:
+        out = model(x, training=True)
+        loss = tf.reduce_mean(keras.losses.sparse_categorical_crossentropy(
+            mlm_labels, out["mlm_logits"], from_logits=True)) + tf.reduce_mean(
+            keras.losses.sparse_categorical_crossentropy(sop_labels, out["sop_logits"],
+                                                         from_logits=True))
+    grads = tape.gradient(loss, model.trainable_variables)
+    keras.optimizers.Adam(0.01).apply_gradients(zip(grads, model.trainable_variables))
+    unchanged = [v.path for v in model.trainable_variables
+                 if np.array_equal(v.numpy(), before[v.path])]
+    assert not unchanged
+    assert len(before) == len(model.trainable_variables)
+
+
+@pytest.mark.parametrize("policy", ["mixed_bfloat16", "mixed_float16"])
+def test_mixed_precision_close_to_float32(policy):
+    config = tiny_config()
+    reference = AlbertPretrainingModel(AlbertBackbone(config))
+    mixed = AlbertPretrainingModel(AlbertBackbone(config, dtype=policy))
+    for v, w in zip(mixed.weights, reference.weights):
+        v.assign(w)
+    x = tiny_inputs()
+    a, b = reference(x), mixed(x)
+    assert mixed.backbone.embeddings.token_embedding.embeddings.dtype == "float32"
+    assert b["sequence_output"].dtype == policy.split("_")[1]
+    assert b["mlm_logits"].dtype == "float32"
+    tol = 0.1 if policy == "mixed_bfloat16" else 0.01
+    real = x["padding_mask"].astype(bool)
+    np.testing.assert_allclose(np.asarray(b["sequence_output"], "float32")[real],
+                               a["sequence_output"].numpy()[real], atol=tol)
+    np.testing.assert_allclose(b["sop_logits"], a["sop_logits"], atol=tol)
+
+
+def test_serialization_round_trip(tmp_path):
+    model = AlbertBackbone(tiny_config(sharing="ffn"))
+    path = str(tmp_path / "m.keras")
+    model.save(path)
+    loaded = keras.saving.load_model(path)
+    assert loaded.config == model.config
+    x = tiny_inputs()
+    np.testing.assert_allclose(loaded(x)["pooled_output"], model(x)["pooled_output"])
