@@ -33,6 +33,12 @@ def atomic_directory(path, overwrite=True):
         raise
 
 
+def _umask():
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
 @contextlib.contextmanager
 def atomic_file(path, mode="w", **kwargs):
     """Opens a temporary file beside `path`, renamed over `path` on success."""
@@ -40,6 +46,7 @@ def atomic_file(path, mode="w", **kwargs):
     os.makedirs(parent, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{os.path.basename(path)}.tmp-", dir=parent)
     os.close(fd)
+    os.chmod(tmp, 0o666 & ~_umask())  # mkstemp makes 0600; give the usual mode
     try:
         with open(tmp, mode, **kwargs) as f:
             yield f

@@ -12,8 +12,10 @@
 `path` may also name a published checkpoint (see `albert_tf.checkpoints.download`).
 """
 
+import glob
 import logging
 import os
+import shutil
 
 import numpy as np
 
@@ -23,11 +25,12 @@ from albert_tf.checkpoints.weights import CheckpointError, assign, model_variabl
 from albert_tf.io_utils import atomic_directory
 from albert_tf.pretraining_model import AlbertPretrainingModel
 
-__all__ = ["CheckpointError", "detect_format", "export_hf", "load_pretrained",
+__all__ = ["CheckpointError", "detect_format", "export_hf", "find_spm_model", "load_pretrained",
            "load_weights", "save_pretrained"]
 
 _FORMATS = {"albert_tf": native, "google": google, "hf": hf, "keras_hub": keras_hub}
 _BACKBONE_PREFIXES = ("embeddings/", "attention_", "ffn_", "pooler/")
+SPM_FILE = "spiece.model"
 
 
 def detect_format(path):
@@ -77,7 +80,7 @@ def load_weights(model, fmt, config, tensors, source, heads):
                      ", ".join(skipped[:8]) + (" ..." if len(skipped) > 8 else ""))
 
 
-def load_pretrained(path, with_heads=False, dtype=None):
+def load_pretrained(path, with_heads=False, dtype=None, overrides=None):
     """Loads an ALBERT checkpoint of any supported format.
 
     Args:
@@ -86,6 +89,8 @@ def load_pretrained(path, with_heads=False, dtype=None):
         with_heads: also load the pretraining heads (MLM and SOP) and return
             an `AlbertPretrainingModel`; otherwise the heads are skipped.
         dtype: a Keras dtype policy name for the model, e.g. "mixed_bfloat16".
+        overrides: AlbertConfig fields to change that do not change the
+            weights' shapes, e.g. `{"dropout": 0.1}` for fine-tuning.
 
     Returns:
         An `AlbertBackbone`, or an `AlbertPretrainingModel` with `with_heads`.
@@ -95,6 +100,8 @@ def load_pretrained(path, with_heads=False, dtype=None):
             mis-shaped (all listed).
     """
     fmt, config, tensors, source = _read(path)
+    if overrides:
+        config = config.replace(**overrides)
     model = AlbertBackbone(config, dtype=dtype)
     if with_heads:
         model = AlbertPretrainingModel(model)
@@ -111,16 +118,42 @@ def _heads_of(model):
         return ["mlm", "sop"]
     if isinstance(model, AlbertBackbone):
         return []
-    raise TypeError(f"expected AlbertBackbone or AlbertPretrainingModel, "
+    if hasattr(model, "backbone") and hasattr(model, "head_config"):
+        return ["task"]
+    raise TypeError(f"expected an ALBERT backbone, pretraining or task model, "
                     f"got {type(model).__name__}")
 
 
-def save_pretrained(model, directory, extra=None):
-    """Saves `model` in albert_tf's format, atomically (all or nothing)."""
+def save_pretrained(model, directory, extra=None, spm_model=None):
+    """Saves `model` in albert_tf's format, atomically (all or nothing).
+
+    Args:
+        model: a backbone, pretraining model or task model.
+        extra: JSON-able metadata stored in the config file (e.g. the task).
+        spm_model: a SentencePiece model file to ship beside the weights as
+            `spiece.model`, so that the folder is all a user needs.
+    """
     heads = _heads_of(model)
     with atomic_directory(directory) as tmp:
         native.write(tmp, model.config, _arrays(model), heads, extra)
+        if spm_model:
+            shutil.copyfile(spm_model, os.path.join(tmp, SPM_FILE))
     return directory
+
+
+def find_spm_model(folder):
+    """The SentencePiece model shipped with a checkpoint folder, or None.
+
+    Google's tarballs ship `30k-clean.model`, Hugging Face `spiece.model`,
+    keras-hub presets `assets/tokenizer/vocabulary.spm`.
+    """
+    folder = folder if os.path.isdir(folder) else os.path.dirname(folder)
+    for name in (SPM_FILE, "30k-clean.model", os.path.join("assets", "tokenizer",
+                                                           "vocabulary.spm")):
+        if os.path.isfile(os.path.join(folder, name)):
+            return os.path.join(folder, name)
+    models = sorted(glob.glob(os.path.join(folder, "*.model")))
+    return models[0] if len(models) == 1 else None
 
 
 def export_hf(model, directory):

@@ -1,0 +1,107 @@
+"""`Features`: featurized examples as dense numpy arrays."""
+
+import dataclasses
+import hashlib
+import os
+
+import numpy as np
+
+from albert_tf.io_utils import atomic_file
+
+
+@dataclasses.dataclass
+class Features:
+    """Per-example arrays of a task, ready to batch.
+
+    arrays: name -> array with examples on axis 0. Arrays of shape
+        `(num_examples, max_seq_length)` are per-token (e.g. `token_ids`,
+        `segment_ids`) and are cut to each batch's padded length; others
+        (labels, positions) are per-example.
+    lengths: `(num_examples,)` number of real tokens of each example.
+    label_keys: the arrays that are training targets (given to the loss),
+        the others are model inputs.
+    """
+
+    arrays: dict
+    lengths: np.ndarray
+    label_keys: tuple = ()
+
+    def __post_init__(self):
+        n = len(self.lengths)
+        for name, array in self.arrays.items():
+            if len(array) != n:
+                raise ValueError(f"Features.{name} has {len(array)} rows, expected {n}")
+
+    def __len__(self):
+        return len(self.lengths)
+
+    @property
+    def max_seq_length(self):
+        return self.arrays["token_ids"].shape[1]
+
+    def is_token_level(self, name):
+        array = self.arrays[name]
+        return array.ndim == 2 and array.shape[1] == self.max_seq_length
+
+    def signature(self):
+        """`tf.TensorSpec`s of `batch()`'s output: batch size and length unknown."""
+        import tensorflow as tf
+
+        specs = {"padding_mask": tf.TensorSpec((None, None), tf.int32),
+                 "example_index": tf.TensorSpec((None,), tf.int32)}
+        for name, array in self.arrays.items():
+            shape = (None, None) if self.is_token_level(name) else (None,) + array.shape[1:]
+            specs[name] = tf.TensorSpec(shape, tf.as_dtype(array.dtype))
+        return specs
+
+    def batch(self, indices, length):
+        """The examples at `indices` (-1: an all-padding dummy), cut to `length`.
+
+        Returns a dict of arrays with `padding_mask` and `example_index` added.
+        """
+        indices = np.asarray(indices)
+        safe = np.maximum(indices, 0)
+        real = (indices >= 0)
+        out = {}
+        for name, array in self.arrays.items():
+            rows = array[safe]
+            if self.is_token_level(name):
+                rows = rows[:, :length]
+            out[name] = np.where(real.reshape((-1,) + (1,) * (rows.ndim - 1)), rows,
+                                 np.zeros_like(rows))
+        lengths = np.where(real, self.lengths[safe], 0)
+        out["padding_mask"] = (np.arange(length)[None, :] < lengths[:, None]).astype(np.int32)
+        out["example_index"] = indices.astype(np.int32)
+        return out
+
+    def save(self, path):
+        with atomic_file(path, "wb") as f:
+            np.savez(f, __lengths__=self.lengths,
+                     __label_keys__=np.array(self.label_keys, dtype=str), **self.arrays)
+
+    @classmethod
+    def load(cls, path):
+        with np.load(path) as data:
+            arrays = {k: data[k] for k in data.files if not k.startswith("__")}
+            return cls(arrays, data["__lengths__"], tuple(data["__label_keys__"].tolist()))
+
+
+def cache_key(*parts):
+    """A short stable hash of the things features depend on (files, settings)."""
+    digest = hashlib.sha256()
+    for part in parts:
+        if isinstance(part, str) and os.path.isfile(part):
+            stat = os.stat(part)
+            part = f"{os.path.abspath(part)}:{stat.st_size}:{stat.st_mtime_ns}"
+        digest.update(repr(part).encode())
+    return digest.hexdigest()[:16]
+
+
+def cached(path, build):
+    """`Features` from the cache file `path`, built with `build()` if absent."""
+    if path and os.path.isfile(path):
+        return Features.load(path)
+    features = build()
+    if path:
+        features.save(path)
+    return features

@@ -1,0 +1,56 @@
+"""`AlbertClassifier`: sentence (pair) classification and regression."""
+
+import keras
+from keras import ops
+
+from albert_tf.layers.init import kernel_initializer
+from albert_tf.models.losses import replica_mean, sparse_cross_entropy
+
+
+class AlbertClassifier(keras.Model):
+    """A dense layer on the dropped-out pooled `[CLS]` output.
+
+    As in the reference `run_classifier.py` (`output_weights`/`output_bias`)
+    and Hugging Face's `AlbertForSequenceClassification` (`classifier`).
+    `num_classes=1` is regression (STS-B) with a squared-error loss.
+
+    Inputs: the backbone's dict. Outputs: `{"logits": float32 (batch, num_classes)}`.
+    Labels (for `fit`): `{"label": (batch,)}`, class ids or float targets.
+    """
+
+    def __init__(self, backbone, num_classes, dropout=0.1, **kwargs):
+        super().__init__(**kwargs)
+        self.backbone = backbone
+        self.num_classes = num_classes
+        self.dropout_rate = dropout
+        self.head_dropout = keras.layers.Dropout(dropout, dtype=backbone.dtype_policy)
+        self.classifier = keras.layers.Dense(
+            num_classes, kernel_initializer=kernel_initializer(backbone.config.initializer_range),
+            dtype=backbone.dtype_policy, name="classifier")
+        self.classifier.build((None, backbone.config.hidden_dim))
+
+    @property
+    def config(self):
+        return self.backbone.config
+
+    @property
+    def is_regression(self):
+        return self.num_classes == 1
+
+    def call(self, inputs, training=None):
+        pooled = self.backbone(
+            {k: inputs[k] for k in ("token_ids", "segment_ids", "padding_mask")},
+            training=training)["pooled_output"]
+        logits = self.classifier(self.head_dropout(pooled, training=training))
+        return {"logits": ops.cast(logits, "float32")}
+
+    def compute_loss(self, x=None, y=None, y_pred=None, sample_weight=None, training=True):
+        logits = y_pred["logits"]
+        if self.is_regression:
+            per_example = ops.square(logits[:, 0] - ops.cast(y["label"], "float32"))
+        else:
+            per_example = sparse_cross_entropy(y["label"], logits)
+        return replica_mean(per_example)
+
+    def head_config(self):
+        return {"num_classes": self.num_classes, "dropout": self.dropout_rate}

@@ -1,0 +1,1 @@
+"""The training engine: optimizers, schedules, strategies, checkpoints, loops."""

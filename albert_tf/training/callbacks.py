@@ -1,0 +1,125 @@
+"""Callbacks of a training run: progress, summaries, checkpoints, divergence."""
+
+import math
+import time
+
+import keras
+import tensorflow as tf
+
+
+class TrainingDiverged(RuntimeError):
+    """The loss became NaN/inf or exploded; the last good checkpoint is kept."""
+
+
+def update_step(model):
+    """Optimizer updates done so far (micro-batches / accumulation steps)."""
+    return int(model.optimizer.iterations.numpy())
+
+
+class PerStepLoss(keras.callbacks.Callback):
+    """Makes `logs["loss"]` the loss of the latest step, not the run's mean.
+
+    Keras averages the loss since the start of the epoch, and a run here is
+    one long epoch; resetting the tracker after each step lets the other
+    callbacks see (and the guard react to) the current loss.
+    """
+
+    def on_train_batch_end(self, batch, logs=None):
+        self.model.reset_metrics()
+
+
+class DivergenceGuard(keras.callbacks.Callback):
+    """Stops training when the loss is not finite or exceeds `factor` x the first.
+
+    The check runs before the checkpoint callback (callbacks run in order), so
+    a diverged state is never saved.
+    """
+
+    def __init__(self, factor=100.0):
+        super().__init__()
+        self.factor = factor
+        self.first_loss = None
+        self.diverged = None
+
+    def on_train_batch_end(self, batch, logs=None):
+        loss = float((logs or {}).get("loss", 0.0))
+        if self.first_loss is None and math.isfinite(loss):
+            self.first_loss = max(loss, 1e-3)
+        exploded = self.first_loss is not None and loss > self.factor * self.first_loss
+        if not math.isfinite(loss) or exploded:
+            self.diverged = (update_step(self.model), loss)
+            self.model.stop_training = True
+
+
+class CheckpointSaver(keras.callbacks.Callback):
+    """Saves a training checkpoint every `every` optimizer updates and at the end."""
+
+    def __init__(self, manager, every, guard):
+        super().__init__()
+        self.manager = manager
+        self.every = every
+        self.guard = guard
+        self.last_saved = None
+
+    def _save(self):
+        step = update_step(self.model)
+        if self.guard.diverged is None and step != self.last_saved:
+            self.manager.save(checkpoint_number=step)
+            self.last_saved = step
+
+    def on_train_batch_end(self, batch, logs=None):
+        if update_step(self.model) % self.every == 0:
+            self._save()
+
+    def on_train_end(self, logs=None):
+        self._save()
+
+
+class ProgressLogger(keras.callbacks.Callback):
+    """A progress bar with loss and throughput; TensorBoard scalars every `every` steps."""
+
+    def __init__(self, total_steps, examples_per_step, summary_dir, every=50, verbose=True):
+        super().__init__()
+        self.total_steps = total_steps
+        self.examples_per_step = examples_per_step
+        self.every = every
+        self.verbose = verbose
+        self.writer = tf.summary.create_file_writer(summary_dir) if summary_dir else None
+        self.bar = None
+
+    def on_train_begin(self, logs=None):
+        self.start_step = update_step(self.model)
+        self.start_time = time.perf_counter()
+        if self.verbose:
+            self.bar = keras.utils.Progbar(self.total_steps, stateful_metrics=["loss", "ex/s"])
+            self.bar.update(self.start_step)
+
+    def throughput(self):
+        done = update_step(self.model) - self.start_step
+        return done * self.examples_per_step / max(time.perf_counter() - self.start_time, 1e-9)
+
+    def on_train_batch_end(self, batch, logs=None):
+        step = update_step(self.model)
+        loss = float((logs or {}).get("loss", float("nan")))
+        if self.bar is not None:
+            self.bar.update(step, [("loss", loss), ("ex/s", self.throughput())])
+        if self.writer is not None and step % self.every == 0:
+            lr = self.model.optimizer.learning_rate
+            with self.writer.as_default(step=step):
+                tf.summary.scalar("train/loss", loss)
+                tf.summary.scalar("train/learning_rate", float(keras.ops.convert_to_numpy(lr)))
+                tf.summary.scalar("train/examples_per_second", self.throughput())
+
+    def on_train_end(self, logs=None):
+        if self.writer is not None:
+            self.writer.flush()
+
+
+def write_scalars(summary_dir, step, values, prefix):
+    """Writes `values` (name -> number) as TensorBoard scalars under `prefix/`."""
+    writer = tf.summary.create_file_writer(summary_dir)
+    with writer.as_default(step=step):
+        for name, value in values.items():
+            if isinstance(value, (int, float)):
+                tf.summary.scalar(f"{prefix}/{name}", value)
+    writer.flush()

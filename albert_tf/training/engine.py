@@ -1,0 +1,130 @@
+"""Training and distributed prediction for any task model.
+
+`train` runs Keras `fit` over a planned, resumable batch stream; `predict`
+runs the model on every example exactly once under any strategy and returns
+the outputs in example order.
+"""
+
+import os
+
+import keras
+import numpy as np
+import tensorflow as tf
+
+from albert_tf.data import distributed_dataset, eval_batches, train_batches
+from albert_tf.training.callbacks import (CheckpointSaver, DivergenceGuard, PerStepLoss,
+                                          ProgressLogger, TrainingDiverged)
+
+
+def checkpoint_manager(model, strategy, directory, max_to_keep=3):
+    """A `tf.train.CheckpointManager` of the model and its optimizer.
+
+    The optimizer's variables are built first so that a restore assigns them
+    immediately (Keras 3 variables are not restored lazily). The random
+    generators' states (dropout) are not tracked by Keras layers for
+    `tf.train.Checkpoint`; they are added explicitly, so that a resumed run
+    draws the same dropout masks as an uninterrupted one.
+    """
+    with strategy.scope():
+        model.optimizer.build(model.trainable_variables)
+    rng = tf.Module()
+    rng.states = list(model.non_trainable_variables)
+    checkpoint = tf.train.Checkpoint(model=model, optimizer=model.optimizer, rng=rng)
+    return tf.train.CheckpointManager(checkpoint, directory, max_to_keep=max_to_keep)
+
+
+def restore_latest(manager):
+    """Restores the newest checkpoint if there is one; returns its update step."""
+    if manager.latest_checkpoint is None:
+        return 0
+    manager.checkpoint.restore(manager.latest_checkpoint).assert_existing_objects_matched()
+    return int(manager.checkpoint.optimizer.iterations.numpy())
+
+
+def train(model, strategy, features, settings, batch_length, output_dir, verbose=True):
+    """Trains `model` (compiled, with its optimizer) for `settings.train_steps`.
+
+    Resumes from the newest checkpoint in `output_dir/checkpoints`: the batch
+    plan is a function of the seed, so the resumed run sees exactly the
+    batches the uninterrupted run would have seen.
+
+    Raises:
+        TrainingDiverged: the loss became NaN/inf or exploded.
+    """
+    accumulation = settings.accumulation_steps
+    manager = checkpoint_manager(model, strategy, os.path.join(output_dir, "checkpoints"),
+                                 settings.keep_checkpoints)
+    start = restore_latest(manager)
+    micro_total = settings.train_steps * accumulation
+    micro_start = int(model.optimizer._iterations.numpy()) if start else 0
+    if micro_start >= micro_total:
+        return {"step": start, "resumed_from": start}
+    micro_batch = settings.batch_size // accumulation
+    plan = train_batches(features.lengths, micro_batch, micro_total, settings.seed,
+                         length_aware=settings.length_aware_batching)
+    dataset = distributed_dataset(strategy, features, plan, batch_length, start=micro_start)
+    guard = DivergenceGuard(settings.divergence_factor)
+    progress = ProgressLogger(settings.train_steps, settings.batch_size,
+                              os.path.join(output_dir, "tensorboard"),
+                              every=settings.log_every, verbose=verbose)
+    callbacks = [PerStepLoss(), guard, CheckpointSaver(manager, settings.checkpoint_every, guard),
+                 progress]
+    model.fit(dataset, epochs=1, steps_per_epoch=micro_total - micro_start,
+              callbacks=callbacks, verbose=0, shuffle=False)
+    if guard.diverged is not None:
+        step, loss = guard.diverged
+        raise TrainingDiverged(
+            f"training diverged at step {step} (loss {loss:.4g}); the last good checkpoint is "
+            f"{manager.latest_checkpoint or 'none (nothing was saved yet)'}. Lower "
+            "--learning_rate, raise --warmup_steps or use --precision=fp32")
+    return {"step": settings.train_steps, "resumed_from": start,
+            "train_examples_per_second": progress.throughput()}
+
+
+def _pad_to(array, length, fill):
+    pad = [(0, 0), (0, length - array.shape[1])] + [(0, 0)] * (array.ndim - 2)
+    return np.pad(array, pad, constant_values=fill)
+
+
+def predict(model, strategy, features, batch_size, batch_length):
+    """Model outputs for every example of `features`, in example order.
+
+    Each global batch is split across replicas and the per-replica outputs
+    are gathered from all replicas (and workers), so every example is
+    predicted exactly once whatever the strategy; the padding examples that
+    fill the last batch are dropped. The outputs a model lists in its
+    `token_outputs` attribute are per token: each batch's are padded back to
+    `max_seq_length` with -inf.
+
+    Returns:
+        dict name -> array with `len(features)` rows.
+    """
+    batches = eval_batches(features.lengths, batch_size)
+    dataset = distributed_dataset(strategy, features, batches, batch_length)
+
+    @tf.function(reduce_retracing=True)
+    def step(inputs):
+        def replica_fn(inputs):
+            outputs = dict(model(inputs, training=False))
+            outputs["example_index"] = inputs["example_index"]
+            return outputs
+
+        per_replica = strategy.run(replica_fn, args=(inputs,))
+        return {k: strategy.gather(v, axis=0) for k, v in per_replica.items()}
+
+    token_outputs = getattr(model, "token_outputs", ())
+    collected = {}
+    for inputs, _ in dataset:
+        for name, value in step(inputs).items():
+            value = keras.ops.convert_to_numpy(value)
+            if name in token_outputs:
+                value = _pad_to(value, features.max_seq_length, -np.inf)
+            collected.setdefault(name, []).append(value)
+    outputs = {k: np.concatenate(v) for k, v in collected.items()}
+    index = outputs.pop("example_index")
+    keep = index >= 0
+    order = np.argsort(index[keep], kind="stable")
+    if len(order) != len(features) or not np.array_equal(index[keep][order],
+                                                         np.arange(len(features))):
+        raise RuntimeError("distributed prediction lost or duplicated examples")
+    return {k: v[keep][order] for k, v in outputs.items()}
