@@ -10,6 +10,7 @@ from albert_tf.layers.feedforward import FeedForwardBlock
 from albert_tf.layers.init import kernel_initializer
 from albert_tf.sharing import sharing_plan
 
+INPUT_NAMES = ("token_ids", "segment_ids", "padding_mask")
 # Added to attention scores at padded key positions (scores are float32).
 _MASK_VALUE = -1e9
 
@@ -95,6 +96,14 @@ class AlbertBackbone(keras.Model):
 
         # === Config ===
         self.config = config
+
+    def call(self, inputs, training=None, mask=None):
+        # A functional model maps a dict with extra keys onto its inputs by
+        # position, silently wrong; task models pass richer dicts, so keep ours
+        # (Keras itself names any missing key).
+        if isinstance(inputs, dict):
+            inputs = {k: v for k, v in inputs.items() if k in INPUT_NAMES}
+        return super().call(inputs, training=training, mask=mask)
 
     @property
     def token_embedding(self):

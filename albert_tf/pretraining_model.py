@@ -41,9 +41,7 @@ class AlbertPretrainingModel(keras.Model):
         return self.backbone.config
 
     def call(self, inputs, training=None):
-        outputs = self.backbone(
-            {k: inputs[k] for k in ("token_ids", "segment_ids", "padding_mask")},
-            training=training)
+        outputs = self.backbone(inputs, training=training)
         sequence = outputs["sequence_output"]
         if "mask_positions" in inputs:
             # (batch, num_predictions, H)

@@ -113,3 +113,12 @@ def test_serialization_round_trip(tmp_path):
     assert loaded.config == model.config
     x = tiny_inputs()
     np.testing.assert_allclose(loaded(x)["pooled_output"], model(x)["pooled_output"])
+
+
+def test_extra_input_keys_are_ignored_and_missing_ones_named():
+    model = AlbertBackbone(tiny_config())
+    x = tiny_inputs()
+    extra = {**x, "aaa": np.zeros((BATCH, SEQ), "int32"), "p_mask": np.ones((BATCH, SEQ))}
+    np.testing.assert_array_equal(model(extra)["pooled_output"], model(x)["pooled_output"])
+    with pytest.raises(ValueError, match='Missing data for input "padding_mask"'):
+        model({"token_ids": x["token_ids"]})

@@ -38,9 +38,7 @@ class AlbertClassifier(keras.Model):
         return self.num_classes == 1
 
     def call(self, inputs, training=None):
-        pooled = self.backbone(
-            {k: inputs[k] for k in ("token_ids", "segment_ids", "padding_mask")},
-            training=training)["pooled_output"]
+        pooled = self.backbone(inputs, training=training)["pooled_output"]
         logits = self.classifier(self.head_dropout(pooled, training=training))
         return {"logits": ops.cast(logits, "float32")}
 

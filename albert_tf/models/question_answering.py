@@ -1,0 +1,179 @@
+"""Extractive question answering heads: the plain span head and ALBERT's v2 head.
+
+Inputs (besides the backbone's): `p_mask` (batch, seq) int, 1 where a token
+cannot be part of an answer (question, [SEP], padding) and 0 for context
+tokens and for [CLS], the no-answer position. Masked logits are pushed to
+-1e30, as in google-research/albert `squad_utils.py`.
+"""
+
+import keras
+from keras import ops
+
+from albert_tf.layers.init import kernel_initializer
+from albert_tf.models.losses import replica_mean
+
+_NEG = -1e30
+
+
+def _masked(logits, p_mask):
+    p_mask = ops.cast(p_mask, "float32")
+    return logits * (1.0 - p_mask) + _NEG * p_mask
+
+
+def _position_loss(log_probs, positions):
+    """Per-example negative log-likelihood of `positions` (batch,)."""
+    picked = ops.take_along_axis(log_probs, ops.cast(positions, "int32")[:, None], axis=-1)
+    return -picked[:, 0]
+
+
+class AlbertSpanQA(keras.Model):
+    """Start and end logits from one dense layer on every token (BERT-style).
+
+    Stored as Google's `cls/squad/output_weights` (2 x H) / `output_bias` and
+    Hugging Face's `qa_outputs`. For SQuAD v2 the no-answer score is
+    `start[0] + end[0]` (the [CLS] span), the "[CLS]-null" variant.
+
+    Outputs: `start_logits`, `end_logits`, float32 (batch, seq).
+    Labels: `start_positions`, `end_positions` (batch,).
+    """
+
+    token_outputs = ("start_logits", "end_logits")
+
+    def __init__(self, backbone, **kwargs):
+        super().__init__(**kwargs)
+        self.backbone = backbone
+        self.qa_outputs = keras.layers.Dense(
+            2, kernel_initializer=kernel_initializer(backbone.config.initializer_range),
+            dtype=backbone.dtype_policy, name="qa_outputs")
+        self.qa_outputs.build((None, None, backbone.config.hidden_dim))
+
+    @property
+    def config(self):
+        return self.backbone.config
+
+    def call(self, inputs, training=None):
+        sequence = self.backbone(inputs, training=training)["sequence_output"]
+        logits = ops.cast(self.qa_outputs(sequence), "float32")  # (batch, seq, 2)
+        return {"start_logits": _masked(logits[..., 0], inputs["p_mask"]),
+                "end_logits": _masked(logits[..., 1], inputs["p_mask"])}
+
+    def compute_loss(self, x=None, y=None, y_pred=None, sample_weight=None, training=True):
+        start = _position_loss(ops.log_softmax(y_pred["start_logits"]), x["start_positions"])
+        end = _position_loss(ops.log_softmax(y_pred["end_logits"]), y["end_positions"])
+        return replica_mean((start + end) / 2.0)
+
+    def head_config(self):
+        return {"head": "cls_null"}
+
+
+class AlbertV2QA(keras.Model):
+    """ALBERT's own SQuAD v2 head (google-research/albert `create_v2_model`).
+
+    - start logits: a dense layer on each token (`start_logits/dense`);
+    - end logits conditioned on the start: `[h_i; h_start]` -> dense + tanh
+      (`end_logits/dense_0`) -> LayerNorm -> dense (`end_logits/dense_1`);
+      in training `h_start` is the gold start, at inference the
+      `start_n_top` best starts are each expanded to `end_n_top` ends (beam);
+    - answerability: `[sum_i p_start(i) h_i; h_[CLS]]` -> dense + tanh
+      (`answer_class/dense_0`) -> dropout -> dense without bias
+      (`answer_class/dense_1`), a logit that the question has no answer.
+
+    Loss (training): mean of start and end NLL + 0.5 x sigmoid cross-entropy
+    of the answerability logit.
+
+    Inference outputs: `start_top_log_probs`, `start_top_index` (batch, k),
+    `end_top_log_probs`, `end_top_index` (batch, k * e) where entry `s*e + j`
+    is the j-th end for the s-th start, and `cls_logits` (batch,).
+    """
+
+    def __init__(self, backbone, start_n_top=5, end_n_top=5, dropout=0.1, **kwargs):
+        super().__init__(**kwargs)
+        self.backbone = backbone
+        self.start_n_top, self.end_n_top, self.dropout_rate = start_n_top, end_n_top, dropout
+        config, policy = backbone.config, backbone.dtype_policy
+        h, init = config.hidden_dim, kernel_initializer(config.initializer_range)
+
+        def dense(units, name, activation=None, use_bias=True):
+            layer = keras.layers.Dense(units, activation=activation, use_bias=use_bias,
+                                       kernel_initializer=init, dtype=policy, name=name)
+            return layer
+
+        self.start_dense = dense(1, "start_dense")
+        self.end_dense_0 = dense(h, "end_dense_0", activation="tanh")
+        self.end_layer_norm = keras.layers.LayerNormalization(
+            epsilon=1e-12, dtype=policy, name="end_layer_norm")
+        self.end_dense_1 = dense(1, "end_dense_1")
+        self.answer_dense_0 = dense(h, "answer_dense_0", activation="tanh")
+        self.answer_dropout = keras.layers.Dropout(dropout, dtype=policy)
+        self.answer_dense_1 = dense(1, "answer_dense_1", use_bias=False)
+        for layer, width in ((self.start_dense, h), (self.end_dense_0, 2 * h),
+                             (self.end_layer_norm, h), (self.end_dense_1, h),
+                             (self.answer_dense_0, 2 * h), (self.answer_dense_1, h)):
+            layer.build((None, width))
+
+    @property
+    def config(self):
+        return self.backbone.config
+
+    def _end_log_probs(self, sequence, start_features, p_mask):
+        """Log-probs of the end given start features.
+
+        sequence: (batch, seq, H); start_features: (batch, k, H).
+        Returns (batch, k, seq).
+
+        `dense_0([h_i; h_s])` is computed as `W_tok h_i + W_start h_s + b`:
+        the same numbers as the reference's concatenation, without repeating
+        the token half of the product for each of the k starts.
+        """
+        h = self.config.hidden_dim
+        kernel = ops.cast(self.end_dense_0.kernel, sequence.dtype)  # (2H, H)
+        bias = ops.cast(self.end_dense_0.bias, sequence.dtype)
+        token_part = ops.matmul(sequence, kernel[:h])  # (batch, seq, H)
+        start_part = ops.matmul(start_features, kernel[h:]) + bias  # (batch, k, H)
+        hidden = ops.tanh(token_part[:, None] + start_part[:, :, None])  # (batch, k, seq, H)
+        logits = ops.cast(self.end_dense_1(self.end_layer_norm(hidden))[..., 0], "float32")
+        return ops.log_softmax(_masked(logits, p_mask[:, None]), axis=-1)
+
+    def call(self, inputs, training=None):
+        sequence = self.backbone(inputs, training=training)["sequence_output"]
+        p_mask = inputs["p_mask"]
+        start_logits = _masked(ops.cast(self.start_dense(sequence)[..., 0], "float32"), p_mask)
+        start_log_probs = ops.log_softmax(start_logits, axis=-1)  # (batch, seq)
+        outputs = {"cls_logits": self._answer_logit(sequence, start_logits, training)}
+        if training:
+            start_features = ops.take_along_axis(
+                sequence, ops.cast(inputs["start_positions"], "int32")[:, None, None], axis=1)
+            outputs["start_log_probs"] = start_log_probs
+            outputs["end_log_probs"] = self._end_log_probs(sequence, start_features, p_mask)[:, 0]
+            return outputs
+        top_log_probs, top_index = ops.top_k(start_log_probs, k=self.start_n_top)
+        start_features = ops.take_along_axis(sequence, top_index[:, :, None], axis=1)
+        end_log_probs = self._end_log_probs(sequence, start_features, p_mask)  # (batch, k, seq)
+        end_top_log_probs, end_top_index = ops.top_k(end_log_probs, k=self.end_n_top)
+        batch = ops.shape(sequence)[0]
+        outputs.update({
+            "start_top_log_probs": top_log_probs, "start_top_index": top_index,
+            "end_top_log_probs": ops.reshape(end_top_log_probs, (batch, -1)),
+            "end_top_index": ops.reshape(end_top_index, (batch, -1)),
+        })
+        return outputs
+
+    def _answer_logit(self, sequence, start_logits, training):
+        """(batch,) logit that the question is unanswerable."""
+        start_p = ops.cast(ops.softmax(start_logits, axis=-1), sequence.dtype)
+        start_feature = ops.einsum("bl,blh->bh", start_p, sequence)
+        feature = ops.concatenate([start_feature, sequence[:, 0]], axis=-1)
+        hidden = self.answer_dropout(self.answer_dense_0(feature), training=training)
+        return ops.cast(self.answer_dense_1(hidden)[:, 0], "float32")
+
+    def compute_loss(self, x=None, y=None, y_pred=None, sample_weight=None, training=True):
+        start = _position_loss(y_pred["start_log_probs"], x["start_positions"])
+        end = _position_loss(y_pred["end_log_probs"], y["end_positions"])
+        answerable = keras.losses.binary_crossentropy(
+            ops.cast(y["is_impossible"], "float32")[:, None], y_pred["cls_logits"][:, None],
+            from_logits=True)
+        return replica_mean((start + end) / 2.0 + 0.5 * answerable)
+
+    def head_config(self):
+        return {"head": "albert_v2", "start_n_top": self.start_n_top,
+                "end_n_top": self.end_n_top, "dropout": self.dropout_rate}
