@@ -1,0 +1,53 @@
+"""ALBERT tokenization, in-graph (`AlbertTokenizer`) and on the host (`HostTokenizer`).
+
+Both reproduce google-research/albert `tokenization.py` exactly (tested
+against reference ids): `preprocess_text` (collapse whitespace, `` and '' to
+", NFKD, drop combining characters, lowercase for uncased models), then
+SentencePiece, then the digit-comma rule ("▁1990," -> "▁1990" ","). Then
+`SegmentPacker` / `pack_host` build `[CLS] a [SEP] b [SEP]` model inputs.
+
+Offsets (`tokenize_with_offsets`, `encode_with_offsets`) are Unicode code
+point indices into the ORIGINAL text, `text[start:end]` being what the token
+came from, even where normalization changed lengths:
+
+- A character that normalizes to several (ﬁ -> fi, ½ -> 1⁄2) belongs whole to
+  every token made from it, so such tokens may share a span.
+- A character that normalizes to nothing (a combining accent, the second "`"
+  of "``") belongs to the character before it: "Café" in NFD form spans all
+  five code points.
+- The whitespace a leading "▁" stands for is not part of the span ("▁world"
+  in "hello  world" spans "world"); a piece that is only "▁" gets an empty
+  span (start == end) at the start of the text that follows it.
+- The digit-comma rule: "," spans the comma; the pieces re-encoded from the
+  rest get consecutive spans by their own lengths ("▁1990," -> "1990", ",").
+- Invalid UTF-8 is read as U+FFFD (one per maximal invalid subsequence, as
+  Python's `errors="replace"`); offsets then index the decoded text.
+- Whitespace-only and empty strings give no tokens. Control characters go
+  through as SentencePiece's normalizer decides (usually dropped or <unk>).
+
+Names are imported on first use, so the training CLI starts without TensorFlow.
+"""
+
+import importlib
+
+_EXPORTS = {
+    "AlbertTokenizer": "albert_tf.tokenizer.layer",
+    "HostTokenizer": "albert_tf.tokenizer.host",
+    "SegmentPacker": "albert_tf.tokenizer.packing",
+    "pack_host": "albert_tf.tokenizer.packing",
+    "truncated_lengths": "albert_tf.tokenizer.packing",
+    "preprocess_text": "albert_tf.tokenizer.normalization",
+    "train_sentencepiece": "albert_tf.tokenizer.training",
+    "SpmVocab": "albert_tf.tokenizer.vocab",
+}
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name):
+    if name in _EXPORTS:
+        return getattr(importlib.import_module(_EXPORTS[name]), name)
+    raise AttributeError(f"module 'albert_tf.tokenizer' has no attribute {name!r}")
+
+
+def __dir__():
+    return __all__

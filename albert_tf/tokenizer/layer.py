@@ -1,0 +1,122 @@
+"""`AlbertTokenizer`: ALBERT's tokenization as a Keras layer of TensorFlow ops.
+
+Runs in eager code, in `tf.function`, in `tf.data` and inside a SavedModel;
+gives the same ids and offsets as `HostTokenizer` and the reference (tested).
+"""
+
+import base64
+
+import keras
+import tensorflow as tf
+import tensorflow_text as tf_text
+
+from albert_tf.tokenizer import graph_offsets, graph_ops
+from albert_tf.tokenizer.vocab import SpmVocab
+
+
+@keras.saving.register_keras_serializable(package="albert_tf")
+class AlbertTokenizer(keras.layers.Layer):
+    """ALBERT tokenization: normalization, SentencePiece, digit-comma rule.
+
+    Args:
+        proto: path to a SentencePiece `.model` file, or its bytes.
+        lowercase: lowercase the text (uncased models); None detects it from
+            the vocabulary; a value that contradicts the vocabulary raises
+            `ValueError`.
+        **kwargs: passed to `keras.layers.Layer` (e.g. `name`).
+
+    Call arguments:
+        inputs: string tensor (or Python `str`/list), scalar or `(batch_size,)`,
+            UTF-8; invalid bytes are read as U+FFFD.
+
+    Returns:
+        int32 token ids without special tokens: a 1-D tensor for a scalar
+        input, a `tf.RaggedTensor` `(batch_size, None)` for a batch.
+
+    Example:
+        >>> tok = AlbertTokenizer("tests/fixtures/spm/albert_30k_clean.model")
+        >>> tok("This is a test").numpy().tolist()
+        [48, 25, 21, 1289]
+    """
+
+    def __init__(self, proto, lowercase=None, **kwargs):
+        kwargs.setdefault("dtype", "int32")
+        super().__init__(**kwargs)
+        # Strings are not backend tensors: skip Keras' input conversion.
+        self._convert_input_args = False
+        self._allow_non_tensor_positional_args = True
+        self.built = True
+        self._vocab = SpmVocab(proto)
+        self.lowercase = self._vocab.resolve_lowercase(lowercase)
+        self._tables = graph_ops.GraphTables.build(
+            self.lowercase, self._vocab.size, self._vocab.digit_comma_replacements())
+        self._sentencepiece = tf_text.SentencepieceTokenizer(
+            model=self._vocab.proto, out_type=tf.int32)
+
+    # Vocabulary (host-side Python values).
+
+    pad_id = property(lambda self: self._vocab.special_ids["pad"])
+    unk_id = property(lambda self: self._vocab.special_ids["unk"])
+    cls_id = property(lambda self: self._vocab.special_ids["cls"])
+    sep_id = property(lambda self: self._vocab.special_ids["sep"])
+    mask_id = property(lambda self: self._vocab.special_ids["mask"])
+    vocabulary_size = property(lambda self: self._vocab.size)
+    proto = property(lambda self: self._vocab.proto)
+
+    def id_to_piece(self, index):
+        if not 0 <= int(index) < self._vocab.size:
+            raise ValueError(f"id {index} is outside the vocabulary [0, {self._vocab.size})")
+        return self._vocab.sp.id_to_piece(int(index))
+
+    def piece_to_id(self, piece):
+        """The piece's id; `unk_id` for a string that is not a piece."""
+        return self._vocab.sp.piece_to_id(piece)
+
+    # Tokenization.
+
+    def _as_batch(self, inputs):
+        inputs = tf.convert_to_tensor(inputs)
+        if inputs.dtype != tf.string:
+            raise ValueError(f"AlbertTokenizer expects strings, got dtype {inputs.dtype.name}")
+        if inputs.shape.rank not in (0, 1):
+            raise ValueError(f"AlbertTokenizer expects a scalar or a 1-D batch of strings, "
+                             f"got shape {inputs.shape}")
+        return inputs.shape.rank == 0, tf.reshape(inputs, [-1])
+
+    def call(self, inputs):
+        scalar, strings = self._as_batch(inputs)
+        text = graph_ops.normalize(strings, self._tables, self.lowercase)  # (batch,)
+        ids = graph_ops.apply_rules(self._sentencepiece.tokenize(text), self._tables)
+        return ids[0] if scalar else ids
+
+    def tokenize_with_offsets(self, inputs):
+        """Ids and the characters each came from.
+
+        Returns:
+            `(ids, starts, ends)`, int32, shaped as `call`'s output; `starts`
+            and `ends` are Unicode code point offsets into each ORIGINAL
+            input string, so that `text[start:end]` is the text the token came
+            from (see the package docstring for "▁" pieces and the
+            digit-comma rule).
+        """
+        scalar, strings = self._as_batch(inputs)
+        chars = graph_ops.Chars.decode(strings)
+        emitted = graph_ops.emit(chars, self._tables, self.lowercase)
+        pieces = self._sentencepiece.tokenize_with_offsets(emitted.text)
+        result = graph_offsets.spans(chars, emitted, pieces, self._tables)
+        return tuple(r[0] for r in result) if scalar else result
+
+    # Config: the model bytes travel inside the config, base64-encoded.
+
+    def get_config(self):
+        config = super().get_config()
+        config.update({"proto": base64.b64encode(self._vocab.proto).decode("ascii"),
+                       "lowercase": self.lowercase})
+        return config
+
+    @classmethod
+    def from_config(cls, config):
+        config = dict(config)
+        if isinstance(config.get("proto"), str):
+            config["proto"] = base64.b64decode(config["proto"], validate=True)
+        return cls(**config)

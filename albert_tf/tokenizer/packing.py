@@ -1,0 +1,170 @@
+"""Packing token ids into ALBERT's fixed-length inputs, in-graph and on the host.
+
+`[CLS] a [SEP]` or `[CLS] a [SEP] b [SEP]`, then padding. Segment ids are 0
+for `[CLS]`, `a` and its `[SEP]`, 1 for `b` and its `[SEP]` (BERT/ALBERT's
+`token_type_ids`; google-research/albert `classifier_utils.py`).
+
+Truncation follows the reference `_truncate_seq_pair` (google-research/albert
+`classifier_utils.py`, same as BERT's): while the pair is too long, drop the
+last token of the longer segment, and of `b` when they are equally long. Its
+result in closed form, for a budget of `m` tokens and lengths `la + lb > m`:
+`a` keeps `min(la, max(m - lb, ceil(m / 2)))` tokens and `b` the rest (once
+both are trimmed they end equal, or `a` one longer when `m` is odd). A
+single segment keeps its first `max_seq_length - 2` tokens.
+"""
+
+import keras
+import numpy as np
+import tensorflow as tf
+
+
+def truncated_lengths(len_a, len_b, budget):
+    """How many tokens of `a` and `b` the reference truncation keeps (host ints)."""
+    if len_a + len_b <= budget:
+        return len_a, len_b
+    keep_a = min(len_a, max(budget - len_b, (budget + 1) // 2))
+    return keep_a, budget - keep_a
+
+
+def _check_length(max_seq_length, pair):
+    needed = 3 if pair else 2
+    if isinstance(max_seq_length, bool) or not isinstance(max_seq_length, int) \
+            or max_seq_length < needed:
+        raise ValueError(f"max_seq_length must be an integer >= {needed} "
+                         f"({'[CLS] a [SEP] b [SEP]' if pair else '[CLS] a [SEP]'}), "
+                         f"got {max_seq_length!r}")
+
+
+def pack_host(ids_a, ids_b, max_seq_length, cls_id, sep_id, pad_id):
+    """One example packed on the host, as `SegmentPacker` packs it in-graph.
+
+    Args:
+        ids_a: sequence of ints, the first segment.
+        ids_b: sequence of ints, the second segment, or None.
+        max_seq_length: the output length.
+        cls_id, sep_id, pad_id: special token ids.
+
+    Returns:
+        dict of int32 numpy arrays `(max_seq_length,)`: `token_ids`,
+        `segment_ids`, `padding_mask`.
+    """
+    _check_length(max_seq_length, ids_b is not None)
+    ids_a = [int(i) for i in ids_a]
+    if ids_b is None:
+        tokens = [cls_id] + ids_a[:max_seq_length - 2] + [sep_id]
+        segments = [0] * len(tokens)
+    else:
+        ids_b = [int(i) for i in ids_b]
+        keep_a, keep_b = truncated_lengths(len(ids_a), len(ids_b), max_seq_length - 3)
+        first = [cls_id] + ids_a[:keep_a] + [sep_id]
+        second = ids_b[:keep_b] + [sep_id]
+        tokens, segments = first + second, [0] * len(first) + [1] * len(second)
+    padding = max_seq_length - len(tokens)
+    return {"token_ids": np.array(tokens + [pad_id] * padding, np.int32),
+            "segment_ids": np.array(segments + [0] * padding, np.int32),
+            "padding_mask": np.array([1] * len(tokens) + [0] * padding, np.int32)}
+
+
+def _as_ragged(ids, name):
+    """(ragged (batch, None) int32, was_single): from ragged, dense 1-D/2-D, or lists."""
+    if isinstance(ids, (list, tuple)) and ids and isinstance(ids[0], (list, tuple, np.ndarray)):
+        ids = tf.ragged.constant([list(row) for row in ids], dtype=tf.int32)
+    if not isinstance(ids, tf.RaggedTensor):
+        ids = tf.convert_to_tensor(ids)
+        if ids.shape.rank not in (1, 2):
+            raise ValueError(f"SegmentPacker: {name} must be ragged (batch, None), "
+                             f"(batch, length) or one example (length,), got shape {ids.shape}")
+        single = ids.shape.rank == 1
+        ids = tf.RaggedTensor.from_tensor(ids[None] if single else ids)
+        return tf.cast(ids, tf.int32), single
+    ids = ids.with_row_splits_dtype(tf.int64)
+    if ids.shape.rank != 2:
+        raise ValueError(f"SegmentPacker: {name} must be ragged (batch, None), got rank "
+                         f"{ids.shape.rank}")
+    return tf.cast(ids, tf.int32), False
+
+
+def _placed(ids, keep, offset):
+    """Where the first `keep[r]` ids of row r go: positions `offset[r]` onwards.
+
+    Returns:
+        `(indices, values)`: int32 `(k, 2)` (row, position) and `(k,)`.
+    """
+    rows = tf.cast(ids.value_rowids(), tf.int32)
+    within = tf.range(tf.size(ids.flat_values)) - tf.gather(
+        tf.cast(ids.row_splits[:-1], tf.int32), rows)
+    kept = within < tf.gather(keep, rows)
+    indices = tf.stack([rows, tf.gather(offset, rows) + within], axis=1)
+    return tf.boolean_mask(indices, kept), tf.boolean_mask(ids.flat_values, kept)
+
+
+@keras.saving.register_keras_serializable(package="albert_tf")
+class SegmentPacker(keras.layers.Layer):
+    """Packs one or two segments of ids into ALBERT's model inputs.
+
+    Args:
+        max_seq_length: output length (>= 2, >= 3 for pairs).
+        cls_id, sep_id, pad_id: special token ids (e.g. from `AlbertTokenizer`).
+
+    Call arguments:
+        ids_a: int ids `(batch_size, None)` ragged (or dense, or one example
+            `(length,)`), without special tokens.
+        ids_b: optional second segment, same batch size.
+
+    Returns:
+        dict of int32 `(batch_size, max_seq_length)` tensors (`(max_seq_length,)`
+        for one example): `token_ids`, `segment_ids`, `padding_mask`.
+    """
+
+    def __init__(self, max_seq_length, cls_id, sep_id, pad_id, **kwargs):
+        kwargs.setdefault("dtype", "int32")
+        super().__init__(**kwargs)
+        _check_length(max_seq_length, pair=False)
+        self._convert_input_args = False
+        self._allow_non_tensor_positional_args = True
+        self.built = True
+        self.max_seq_length = max_seq_length
+        self.cls_id = cls_id
+        self.sep_id = sep_id
+        self.pad_id = pad_id
+
+    def call(self, ids_a, ids_b=None):
+        m = self.max_seq_length
+        a, single = _as_ragged(ids_a, "ids_a")
+        batch = a.nrows(out_type=tf.int32)
+        len_a = tf.cast(a.row_lengths(), tf.int32)
+        rows = tf.range(batch)
+        zero = tf.zeros_like(len_a)
+        if ids_b is None:
+            keep_a = tf.minimum(len_a, m - 2)
+            placed = [_placed(a, keep_a, zero + 1)]
+            seps = [keep_a + 1]  # positions of [SEP]
+        else:
+            _check_length(m, pair=True)
+            b, _ = _as_ragged(ids_b, "ids_b")
+            len_b = tf.cast(b.row_lengths(), tf.int32)
+            budget = m - 3  # closed form of the reference loop (module docstring)
+            keep_a = tf.minimum(len_a, tf.maximum(budget - len_b, (budget + 1) // 2))
+            keep_a = tf.where(len_a + len_b <= budget, len_a, keep_a)
+            keep_b = tf.minimum(len_b, budget - keep_a)
+            placed = [_placed(a, keep_a, zero + 1), _placed(b, keep_b, keep_a + 2)]
+            seps = [keep_a + 1, keep_a + keep_b + 2]
+        # [CLS] at 0, the kept ids, a [SEP] after each segment; pad elsewhere.
+        specials = [(zero, self.cls_id)] + [(position, self.sep_id) for position in seps]
+        indices = [i for i, _ in placed] + [tf.stack([rows, p], 1) for p, _ in specials]
+        values = [v for _, v in placed] + [tf.fill([batch], value) for _, value in specials]
+        token_ids = tf.tensor_scatter_nd_update(
+            tf.fill([batch, m], self.pad_id), tf.concat(indices, 0), tf.concat(values, 0))
+        position = tf.range(m)[None, :]  # (1, m)
+        in_sequence = position <= seps[-1][:, None]  # (batch, m)
+        second = position > seps[0][:, None]
+        out = {"token_ids": token_ids,
+               "segment_ids": tf.cast(second & in_sequence, tf.int32),
+               "padding_mask": tf.cast(in_sequence, tf.int32)}
+        return {k: v[0] for k, v in out.items()} if single else out
+
+    def get_config(self):
+        config = super().get_config()
+        config.update({"max_seq_length": self.max_seq_length, "cls_id": self.cls_id,
+                       "sep_id": self.sep_id, "pad_id": self.pad_id})
+        return config

@@ -1,0 +1,155 @@
+"""A SentencePiece model as ALBERT uses it: special ids, casing, digit-comma rule.
+
+Everything here runs on the host, once, when a tokenizer is built; the
+in-graph tokenizer receives its results as constant tables.
+"""
+
+import dataclasses
+import os
+
+import sentencepiece as spm
+
+UNDERLINE = "\u2581"  # SentencePiece's word-boundary mark "▁"
+SPECIAL_PIECES = {"pad": "<pad>", "unk": "<unk>", "cls": "[CLS]", "sep": "[SEP]",
+                  "mask": "[MASK]"}
+# A vocabulary is uncased when at most this fraction of its pieces contains a
+# character that `str.lower` would change (lowercased training text cannot
+# produce such a piece; the tolerance admits a few stray ones).
+UNCASED_MAX_FRACTION = 0.001
+
+# Replacement of one piece: (id, offset, width) per new piece, where offset and
+# width are UTF-8 bytes of the original piece's text after its leading "▁"s;
+# WHOLE means "the original piece's own span", COMMA "its last byte".
+WHOLE, COMMA = -1, -2
+
+
+def load_proto(proto):
+    """`(bytes, source)` from a path or the serialized model; `source` names it in errors."""
+    if isinstance(proto, (bytes, bytearray)):
+        return bytes(proto), "<SentencePiece model bytes>"
+    if isinstance(proto, (str, os.PathLike)):
+        path = os.fspath(proto)
+        if not os.path.isfile(path):
+            raise FileNotFoundError(f"SentencePiece model file not found: {path}")
+        with open(path, "rb") as f:
+            return f.read(), path
+    raise TypeError(f"proto must be a path or bytes, got {type(proto).__name__}")
+
+
+@dataclasses.dataclass(frozen=True)
+class CasingReport:
+    """Counts of normal pieces with capitals (`cased_pieces`) or small letters."""
+
+    cased_pieces: int
+    lowercase_pieces: int
+    total_pieces: int
+    examples: tuple  # a few pieces with capitals, for error messages
+
+    @property
+    def caseless(self):
+        return self.cased_pieces == 0 and self.lowercase_pieces == 0
+
+    @property
+    def uncased(self):
+        return self.cased_pieces <= UNCASED_MAX_FRACTION * self.total_pieces
+
+
+class SpmVocab:
+    """The host view of one SentencePiece model.
+
+    Args:
+        proto: path to a `.model` file, or its bytes.
+
+    Raises:
+        ValueError: the bytes are not a SentencePiece model, or one of
+            `<pad>`, `<unk>`, `[CLS]`, `[SEP]`, `[MASK]` is missing.
+    """
+
+    def __init__(self, proto):
+        self.proto, self.source = load_proto(proto)
+        self.sp = spm.SentencePieceProcessor()
+        try:
+            self.sp.LoadFromSerializedProto(self.proto)
+        except (RuntimeError, OSError) as e:
+            raise ValueError(f"{self.source}: not a SentencePiece model ({e})") from None
+        self.size = self.sp.get_piece_size()
+        self.special_ids = {}
+        for name, piece in SPECIAL_PIECES.items():
+            index = self.sp.piece_to_id(piece)
+            if self.sp.id_to_piece(index) != piece:
+                raise ValueError(f"{self.source}: the vocabulary has no piece {piece!r} "
+                                 f"(ALBERT needs {sorted(SPECIAL_PIECES.values())})")
+            self.special_ids[name] = index
+
+    def _is_normal(self, index):
+        sp = self.sp
+        return not (sp.is_control(index) or sp.is_unknown(index) or sp.is_unused(index))
+
+    def casing(self):
+        """How many normal pieces hold a character that lowercasing changes."""
+        cased, lowercase, examples = 0, 0, []
+        for index in range(self.size):
+            if not self._is_normal(index):
+                continue
+            piece = self.sp.id_to_piece(index)
+            if any(c.lower() != c for c in piece):
+                cased += 1
+                if len(examples) < 5:
+                    examples.append(piece)
+            lowercase += any(c.upper() != c for c in piece)
+        return CasingReport(cased, lowercase, self.size, tuple(examples))
+
+    def resolve_lowercase(self, lowercase):
+        """The lowercase flag to use: detected when None, checked when given.
+
+        Raises:
+            ValueError: `lowercase` contradicts the vocabulary (an uncased
+                vocabulary with lowercase=False would map every capital letter
+                to <unk>; a cased one with lowercase=True would never use its
+                capitalized pieces).
+        """
+        report = self.casing()
+        if report.caseless:  # no cased letters at all: either choice is harmless
+            return bool(lowercase)
+        if lowercase is None:
+            return report.uncased
+        if bool(lowercase) != report.uncased:
+            kind = "uncased" if report.uncased else "cased"
+            raise ValueError(
+                f"lowercase={lowercase!r} contradicts the vocabulary of {self.source}, which is "
+                f"{kind}: {report.cased_pieces} of {report.total_pieces} pieces contain a "
+                f"character that lowercasing changes (e.g. {list(report.examples)[:3]}). "
+                f"Pass lowercase={report.uncased} or lowercase=None.")
+        return bool(lowercase)
+
+    def digit_comma_replacements(self):
+        """`{id: [(new_id, offset, width), ...]}` for ALBERT's digit-comma rule.
+
+        google-research/albert `encode_pieces`: a piece longer than one
+        character that ends in "," after a digit (`str.isdigit`) is replaced by
+        the pieces of its text without the comma and without "▁"; when the
+        original piece did not start with "▁" but the first new piece does,
+        that "▁" is stripped (the piece dropped if it was only "▁"); then ","
+        follows as its own piece. The rule depends only on the piece, so it is
+        computed once per vocabulary entry here. (Under Python 3 the
+        reference compares `str` with `bytes` here, so its strip branch never
+        fires; no ALBERT vocabulary we know has such a piece without "▁", and
+        we follow the rule as written.)
+        """
+        out = {}
+        for index in range(self.size):
+            piece = self.sp.id_to_piece(index)
+            if not (self._is_normal(index) and len(piece) > 1 and piece[-1] == ","
+                    and piece[-2].isdigit()):
+                continue
+            pieces = self.sp.encode(piece[:-1].replace(UNDERLINE, ""), out_type=str)
+            if not piece.startswith(UNDERLINE) and pieces and pieces[0].startswith(UNDERLINE):
+                pieces = pieces[1:] if pieces[0] == UNDERLINE else [pieces[0][1:]] + pieces[1:]
+            rule, offset = [], 0
+            for new in pieces:
+                width = len(new.replace(UNDERLINE, "").encode("utf-8"))
+                rule.append((self.sp.piece_to_id(new), offset, width))
+                offset += width
+            rule.append((self.sp.piece_to_id(","), COMMA, 0))
+            out[index] = rule
+        return out
