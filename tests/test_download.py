@@ -44,7 +44,7 @@ def test_bare_name_goes_to_hugging_face(monkeypatch, tmp_path):
 def test_google_tarball_is_fetched_and_unpacked(monkeypatch, tmp_path):
     _, _, folder = reference("tiny")
     archive = io.BytesIO()
-    with tarfile.open(fileobj=archive, mode="w:gz") as tar:
+    with tarfile.open(fileobj=archive, mode="w:gz", dereference=True) as tar:
         tar.add(os.path.join(folder, "google"), arcname="albert_base")
     urls = []
 
