@@ -26,7 +26,7 @@ from albert_tf.io_utils import atomic_directory
 from albert_tf.pretraining_model import AlbertPretrainingModel
 
 __all__ = ["CheckpointError", "detect_format", "export_hf", "find_spm_model", "load_pretrained",
-           "load_weights", "save_pretrained"]
+           "load_task_weights", "load_weights", "read_checkpoint", "save_pretrained"]
 
 _FORMATS = {"albert_tf": native, "google": google, "hf": hf, "keras_hub": keras_hub}
 _BACKBONE_PREFIXES = ("embeddings/", "attention_", "ffn_", "pooler/")
@@ -56,7 +56,8 @@ def detect_format(path):
     raise CheckpointError(f"{path}: no such checkpoint folder or TF1 checkpoint prefix")
 
 
-def _read(path):
+def read_checkpoint(path):
+    """(format, AlbertConfig, {name: array}, source) of any supported checkpoint."""
     path = download.resolve(path)
     fmt = detect_format(path)
     config, tensors, source = _FORMATS[fmt].read(path)
@@ -99,7 +100,7 @@ def load_pretrained(path, with_heads=False, dtype=None, overrides=None):
         CheckpointError: unknown format, or tensors missing, unexpected or
             mis-shaped (all listed).
     """
-    fmt, config, tensors, source = _read(path)
+    fmt, config, tensors, source = read_checkpoint(path)
     if overrides:
         config = config.replace(**overrides)
     model = AlbertBackbone(config, dtype=dtype)
@@ -107,6 +108,33 @@ def load_pretrained(path, with_heads=False, dtype=None, overrides=None):
         model = AlbertPretrainingModel(model)
     load_weights(model, fmt, config, tensors, source, with_heads)
     return model
+
+
+def _is_backbone(name):
+    return name.startswith(_BACKBONE_PREFIXES)
+
+
+def load_task_weights(model, checkpoint):
+    """Loads a read checkpoint into a task model (with `backbone` and `head_kind`).
+
+    The backbone is loaded strictly; the task head too when the checkpoint
+    has one (a fine-tuned checkpoint), else it keeps its initialisation (a
+    pretrained checkpoint). Returns whether the head was loaded.
+    """
+    fmt, config, tensors, source = checkpoint
+    if fmt == "albert_tf":
+        entries = native.entries_for(tensors)
+        head = [e for e in entries if not _is_backbone(e.name)]
+        skip = lambda key: not _is_backbone(key)  # noqa: E731 (other models' heads)
+    else:
+        module = _FORMATS[fmt]
+        entries = module.entries(config, heads=False)
+        head = module.head_entries(model.head_kind)
+        skip = lambda key: module.skip(key, heads=False)  # noqa: E731
+    has_head = any(e.key in tensors for e in head)
+    assign(model, tensors, entries + head, source, skip,
+           only=None if has_head else _is_backbone)
+    return has_head
 
 
 def _arrays(model):

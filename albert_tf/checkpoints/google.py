@@ -31,7 +31,9 @@ _FFN_KEYS = {
 _TRAINING_STATE = re.compile(
     r"(^global_step$|^good_steps$|loss_scale|/(adam_[mv]|Adam(_1)?|lamb_[mv]|Momentum)$)")
 # Task heads of fine-tuned checkpoints: outside the pretraining model.
-_TASK_HEADS = re.compile(r"^(output_weights|output_bias|cls/squad/|cls/classifier/)")
+_TASK_HEADS = re.compile(
+    r"^(output_weights|output_bias|cls/squad/|cls/classifier/|start_logits/|end_logits/"
+    r"|answer_class/)")
 
 
 def _keyed(part, table):
@@ -67,6 +69,33 @@ def entries(config, heads):
             Entry("sop_head/dense/bias", "cls/seq_relationship/output_bias"),
         ]
     return out
+
+
+# Task heads of the reference's fine-tuning scripts (run_classifier.py,
+# run_squad_v1.py, run_squad_v2.py), by the kind of head they are.
+_HEAD_ENTRIES = {
+    "classifier": [Entry("classifier/kernel", "output_weights", "transpose"),
+                   Entry("classifier/bias", "output_bias")],
+    "span": [Entry("qa_outputs/kernel", "cls/squad/output_weights", "transpose"),
+             Entry("qa_outputs/bias", "cls/squad/output_bias")],
+    "albert_v2": [
+        Entry("start_dense/kernel", "start_logits/dense/kernel"),
+        Entry("start_dense/bias", "start_logits/dense/bias"),
+        Entry("end_dense_0/kernel", "end_logits/dense_0/kernel"),
+        Entry("end_dense_0/bias", "end_logits/dense_0/bias"),
+        Entry("end_layer_norm/gamma", "end_logits/LayerNorm/gamma"),
+        Entry("end_layer_norm/beta", "end_logits/LayerNorm/beta"),
+        Entry("end_dense_1/kernel", "end_logits/dense_1/kernel"),
+        Entry("end_dense_1/bias", "end_logits/dense_1/bias"),
+        Entry("answer_dense_0/kernel", "answer_class/dense_0/kernel"),
+        Entry("answer_dense_0/bias", "answer_class/dense_0/bias"),
+        Entry("answer_dense_1/kernel", "answer_class/dense_1/kernel"),
+    ],
+}
+
+
+def head_entries(kind):
+    return _HEAD_ENTRIES[kind]
 
 
 def skip(key, heads):

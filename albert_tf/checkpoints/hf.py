@@ -72,6 +72,21 @@ def entries(config, heads):
     return out
 
 
+# AlbertForSequenceClassification / AlbertForQuestionAnswering heads.
+_HEAD_ENTRIES = {
+    "classifier": [_entry("classifier/kernel", "classifier", "kernel"),
+                   _entry("classifier/bias", "classifier", "bias")],
+    "span": [_entry("qa_outputs/kernel", "qa_outputs", "kernel"),
+             _entry("qa_outputs/bias", "qa_outputs", "bias")],
+}
+
+
+def head_entries(kind):
+    if kind not in _HEAD_ENTRIES:
+        raise CheckpointError(f"Hugging Face has no {kind!r} head; it cannot be read or written")
+    return _HEAD_ENTRIES[kind]
+
+
 def skip(key, heads):
     if key in _DERIVED or key.startswith(_TASK_HEADS):
         return True

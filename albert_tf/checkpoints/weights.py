@@ -67,8 +67,10 @@ def _listing(title, items, limit=12):
     return f"  {title} ({len(items)}):\n    {shown}{more}"
 
 
-def assign(model, tensors, entries, source, skip=lambda key: False):
+def assign(model, tensors, entries, source, skip=lambda key: False, only=None):
     """Assigns `tensors` (source name -> array) to `model` through `entries`.
+
+    `only`: a predicate on our variable names; the others are left as they are.
 
     Raises:
         CheckpointError: listing model variables with no tensor, source tensors
@@ -77,7 +79,7 @@ def assign(model, tensors, entries, source, skip=lambda key: False):
     Returns:
         The sorted source names that were skipped.
     """
-    variables = model_variables(model)
+    variables = {n: v for n, v in model_variables(model).items() if only is None or only(n)}
     by_name = {e.name: e for e in entries}
     missing, mismatched, values = [], [], {}
     for name, var in variables.items():

@@ -18,6 +18,8 @@ class AlbertClassifier(keras.Model):
     Labels (for `fit`): `{"label": (batch,)}`, class ids or float targets.
     """
 
+    head_kind = "classifier"
+
     def __init__(self, backbone, num_classes, dropout=0.1, **kwargs):
         super().__init__(**kwargs)
         self.backbone = backbone

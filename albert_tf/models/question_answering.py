@@ -38,6 +38,7 @@ class AlbertSpanQA(keras.Model):
     """
 
     token_outputs = ("start_logits", "end_logits")
+    head_kind = "span"
 
     def __init__(self, backbone, **kwargs):
         super().__init__(**kwargs)
@@ -85,6 +86,8 @@ class AlbertV2QA(keras.Model):
     `end_top_log_probs`, `end_top_index` (batch, k * e) where entry `s*e + j`
     is the j-th end for the s-th start, and `cls_logits` (batch,).
     """
+
+    head_kind = "albert_v2"
 
     def __init__(self, backbone, start_n_top=5, end_n_top=5, dropout=0.1, **kwargs):
         super().__init__(**kwargs)
