@@ -1,0 +1,102 @@
+"""How fast `tasks.squad_data.featurize` is, on a synthetic SQuAD-shaped set.
+
+    python bench/squad_featurize_bench.py [--num_questions=2000] [--seed=0]
+
+Paragraphs are runs of the real sentences in
+tests/fixtures/spm/tokenization_reference.jsonl, about SQuAD v1.1 train's
+shape: 4.6 questions per paragraph (87,599 over 18,896), ~700 characters a
+paragraph with a long tail (3% of 2,000-3,500 characters, several windows).
+Questions are 6-14 words of another sentence; answers 1-4 words of the
+paragraph. Prints questions/s and windows/s, and the time for the 87,599
+questions of SQuAD v1.1 train at that rate (one process).
+"""
+
+import argparse
+import json
+import os
+import sys
+import time
+
+import numpy as np
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, ROOT)
+
+from albert_tf.tokenizer import HostTokenizer  # noqa: E402
+from tasks.squad_data import SquadExample, featurize  # noqa: E402
+
+FIXTURES = os.path.join(ROOT, "tests", "fixtures", "spm")
+SQUAD_TRAIN_QUESTIONS = 87_599
+QUESTIONS_PER_PARAGRAPH = 87_599 / 18_896
+
+
+def _paragraph(sentences, rng):
+    """Consecutive sentences up to a SQuAD-like length (characters)."""
+    target = max(150, rng.normal(700, 250) if rng.random() > 0.03 else rng.uniform(2000, 3500))
+    start, text = int(rng.integers(len(sentences))), ""
+    while len(text) < target:
+        text = (text + " " + sentences[start % len(sentences)]).strip()
+        start += 1
+    return text[:text.rfind(" ", 0, int(target)) + 1 or len(text)].strip()
+
+
+def synthetic_examples(sentences, num_questions, rng):
+    """`num_questions` answerable `SquadExample`s, ~4.6 to a paragraph."""
+    examples = []
+    while len(examples) < num_questions:
+        context = _paragraph(sentences, rng)
+        words = [(m, m + len(w)) for m, w in _word_spans(context)]
+        for _ in range(max(1, rng.poisson(QUESTIONS_PER_PARAGRAPH))):
+            first = int(rng.integers(len(words)))
+            last = min(len(words) - 1, first + int(rng.integers(4)))
+            asked = sentences[int(rng.integers(len(sentences)))].split()
+            question = " ".join(asked[:int(rng.integers(6, 15))]) + "?"
+            answer = context[words[first][0]:words[last][1]]
+            examples.append(SquadExample(f"q{len(examples)}", question, context,
+                                         ((answer, words[first][0]),)))
+    return examples[:num_questions]
+
+
+def _word_spans(text):
+    position = 0
+    for word in text.split():
+        position = text.index(word, position)
+        yield position, word
+        position += len(word)
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--num_questions", type=int, default=2000)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--max_seq_length", type=int, default=384)
+    parser.add_argument("--doc_stride", type=int, default=128)
+    args = parser.parse_args(argv)
+    with open(os.path.join(FIXTURES, "tokenization_reference.jsonl"), encoding="utf-8") as f:
+        sentences = [json.loads(line)["text"] for line in f]
+    tokenizer = HostTokenizer(os.path.join(FIXTURES, "albert_30k_clean.model"))
+    examples = synthetic_examples(sentences, args.num_questions, np.random.default_rng(args.seed))
+    contexts = sorted({e.context for e in examples})
+    begin = time.perf_counter()
+    tokenizer.encode_with_offsets("Warm-up: the first call builds the normalization tables.")
+    print(f"one-time tokenizer tables: {time.perf_counter() - begin:.2f} s")
+    begin = time.perf_counter()
+    features, windows = featurize(examples, tokenizer, max_seq_length=args.max_seq_length,
+                                  doc_stride=args.doc_stride, is_training=True)
+    seconds = time.perf_counter() - begin
+    begin = time.perf_counter()
+    for context in contexts:
+        tokenizer.encode_with_offsets(context)
+    tokenizing = time.perf_counter() - begin
+    rate = len(examples) / seconds
+    print(f"{len(examples)} questions, {len(contexts)} paragraphs "
+          f"(mean {np.mean([len(c) for c in contexts]):.0f} characters), {len(windows)} windows")
+    print(f"featurize: {seconds:.2f} s = {rate:,.0f} questions/s, "
+          f"{len(windows) / seconds:,.0f} windows/s; tokenizing the paragraphs with offsets "
+          f"is {tokenizing:.2f} s of it")
+    print(f"SQuAD v1.1 train ({SQUAD_TRAIN_QUESTIONS:,} questions) at this rate: "
+          f"{SQUAD_TRAIN_QUESTIONS / rate:,.0f} s")
+
+
+if __name__ == "__main__":
+    main()
