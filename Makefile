@@ -21,4 +21,4 @@ test-all: $(STAMP)
 	$(PY) -m pytest -q --runslow
 
 demo: $(STAMP)
-	$(PY) -m albert_tf.inspect --model=albert_base --seq_length=128
+	$(PY) -m albert_tf.finetune --task=squad --demo --output_dir=runs/demo_squad

@@ -67,10 +67,11 @@ class Task(abc.ABC):
     Subclasses set `name`, `eval_splits`, `test_splits` and implement the
     methods below; `albert_tf.training.finetuning.run` calls them in order:
     read_examples -> featurize -> build_model -> (train) -> evaluate /
-    write_predictions.
+    write_predictions. Training reads the split `train_split`.
     """
 
     name = None
+    train_split = "train"
     eval_splits = ("dev",)
     test_splits = ("test",)
 
@@ -78,6 +79,13 @@ class Task(abc.ABC):
     def recipe(self):
         """The default `Recipe` (configs/finetune_recipes.json)."""
         return load_recipe(self.name)
+
+    def options(self, settings):
+        """The task's validated `settings.task_options`; this task takes none."""
+        if settings.task_options:
+            raise ValueError(f"task {self.name!r} takes no task options, got "
+                             f"{sorted(settings.task_options)}")
+        return None
 
     def make_tokenizer(self, spm_model):
         """The host tokenizer featurization uses."""
@@ -98,9 +106,14 @@ class Task(abc.ABC):
         """The task model (a `keras.Model` with `compute_loss` and `head_config`)."""
 
     @abc.abstractmethod
-    def evaluate(self, examples, features, outputs, split, settings):
-        """Metrics (name -> number) from the model `outputs` of a labelled split."""
+    def evaluate(self, run, split):
+        """Metrics (name -> number) of a labelled split.
+
+        `run` (`albert_tf.training.finetuning.Run`) gives `examples(split)`,
+        `features(split)`, `outputs(split)` (model outputs, cached),
+        `settings` and `output_dir`.
+        """
 
     @abc.abstractmethod
-    def write_predictions(self, examples, features, outputs, split, output_dir, settings):
-        """Writes prediction files of `split`; returns their paths."""
+    def write_predictions(self, run, split):
+        """Writes prediction files of an unlabelled split; returns their paths."""

@@ -20,11 +20,14 @@ class Features:
     lengths: `(num_examples,)` number of real tokens of each example.
     label_keys: the arrays that are training targets (given to the loss),
         the others are model inputs.
+    host_keys: arrays that stay on the host (e.g. character offsets for
+        decoding answers): never batched or sent to the model.
     """
 
     arrays: dict
     lengths: np.ndarray
     label_keys: tuple = ()
+    host_keys: tuple = ()
 
     def __post_init__(self):
         n = len(self.lengths)
@@ -49,10 +52,13 @@ class Features:
 
         specs = {"padding_mask": tf.TensorSpec((None, None), tf.int32),
                  "example_index": tf.TensorSpec((None,), tf.int32)}
-        for name, array in self.arrays.items():
+        for name, array in self.device_arrays().items():
             shape = (None, None) if self.is_token_level(name) else (None,) + array.shape[1:]
             specs[name] = tf.TensorSpec(shape, tf.as_dtype(array.dtype))
         return specs
+
+    def device_arrays(self):
+        return {k: v for k, v in self.arrays.items() if k not in self.host_keys}
 
     def batch(self, indices, length):
         """The examples at `indices` (-1: an all-padding dummy), cut to `length`.
@@ -63,7 +69,7 @@ class Features:
         safe = np.maximum(indices, 0)
         real = (indices >= 0)
         out = {}
-        for name, array in self.arrays.items():
+        for name, array in self.device_arrays().items():
             rows = array[safe]
             if self.is_token_level(name):
                 rows = rows[:, :length]
@@ -77,13 +83,15 @@ class Features:
     def save(self, path):
         with atomic_file(path, "wb") as f:
             np.savez(f, __lengths__=self.lengths,
-                     __label_keys__=np.array(self.label_keys, dtype=str), **self.arrays)
+                     __label_keys__=np.array(self.label_keys, dtype=str),
+                     __host_keys__=np.array(self.host_keys, dtype=str), **self.arrays)
 
     @classmethod
     def load(cls, path):
         with np.load(path) as data:
             arrays = {k: data[k] for k in data.files if not k.startswith("__")}
-            return cls(arrays, data["__lengths__"], tuple(data["__label_keys__"].tolist()))
+            return cls(arrays, data["__lengths__"], tuple(data["__label_keys__"].tolist()),
+                       tuple(data["__host_keys__"].tolist()))
 
 
 def cache_key(*parts):

@@ -4,10 +4,11 @@ import keras
 from keras import ops
 
 from albert_tf.layers.init import kernel_initializer
+from albert_tf.models.base import TaskModel
 from albert_tf.models.losses import replica_mean, sparse_cross_entropy
 
 
-class AlbertClassifier(keras.Model):
+class AlbertClassifier(TaskModel):
     """A dense layer on the dropped-out pooled `[CLS]` output.
 
     As in the reference `run_classifier.py` (`output_weights`/`output_bias`)
@@ -30,10 +31,6 @@ class AlbertClassifier(keras.Model):
             num_classes, kernel_initializer=kernel_initializer(backbone.config.initializer_range),
             dtype=backbone.dtype_policy, name="classifier")
         self.classifier.build((None, backbone.config.hidden_dim))
-
-    @property
-    def config(self):
-        return self.backbone.config
 
     @property
     def is_regression(self):

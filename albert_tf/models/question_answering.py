@@ -10,6 +10,7 @@ import keras
 from keras import ops
 
 from albert_tf.layers.init import kernel_initializer
+from albert_tf.models.base import TaskModel
 from albert_tf.models.losses import replica_mean
 
 _NEG = -1e30
@@ -20,13 +21,19 @@ def _masked(logits, p_mask):
     return logits * (1.0 - p_mask) + _NEG * p_mask
 
 
+def _freeze_pooler(backbone):
+    # Question answering reads token outputs only; the pooler gets no
+    # gradient, so it is not trained (nor given optimizer slots).
+    backbone.pooler.trainable = False
+
+
 def _position_loss(log_probs, positions):
     """Per-example negative log-likelihood of `positions` (batch,)."""
     picked = ops.take_along_axis(log_probs, ops.cast(positions, "int32")[:, None], axis=-1)
     return -picked[:, 0]
 
 
-class AlbertSpanQA(keras.Model):
+class AlbertSpanQA(TaskModel):
     """Start and end logits from one dense layer on every token (BERT-style).
 
     Stored as Google's `cls/squad/output_weights` (2 x H) / `output_bias` and
@@ -43,14 +50,11 @@ class AlbertSpanQA(keras.Model):
     def __init__(self, backbone, **kwargs):
         super().__init__(**kwargs)
         self.backbone = backbone
+        _freeze_pooler(backbone)
         self.qa_outputs = keras.layers.Dense(
             2, kernel_initializer=kernel_initializer(backbone.config.initializer_range),
             dtype=backbone.dtype_policy, name="qa_outputs")
         self.qa_outputs.build((None, None, backbone.config.hidden_dim))
-
-    @property
-    def config(self):
-        return self.backbone.config
 
     def call(self, inputs, training=None):
         sequence = self.backbone(inputs, training=training)["sequence_output"]
@@ -67,7 +71,7 @@ class AlbertSpanQA(keras.Model):
         return {"head": "cls_null"}
 
 
-class AlbertV2QA(keras.Model):
+class AlbertV2QA(TaskModel):
     """ALBERT's own SQuAD v2 head (google-research/albert `create_v2_model`).
 
     - start logits: a dense layer on each token (`start_logits/dense`);
@@ -92,6 +96,7 @@ class AlbertV2QA(keras.Model):
     def __init__(self, backbone, start_n_top=5, end_n_top=5, dropout=0.1, **kwargs):
         super().__init__(**kwargs)
         self.backbone = backbone
+        _freeze_pooler(backbone)
         self.start_n_top, self.end_n_top, self.dropout_rate = start_n_top, end_n_top, dropout
         config, policy = backbone.config, backbone.dtype_policy
         h, init = config.hidden_dim, kernel_initializer(config.initializer_range)
@@ -113,10 +118,6 @@ class AlbertV2QA(keras.Model):
                              (self.end_layer_norm, h), (self.end_dense_1, h),
                              (self.answer_dense_0, 2 * h), (self.answer_dense_1, h)):
             layer.build((None, width))
-
-    @property
-    def config(self):
-        return self.backbone.config
 
     def _end_log_probs(self, sequence, start_features, p_mask):
         """Log-probs of the end given start features.

@@ -1,6 +1,7 @@
 """Callbacks of a training run: progress, summaries, checkpoints, divergence."""
 
 import math
+import sys
 import time
 
 import keras
@@ -76,7 +77,12 @@ class CheckpointSaver(keras.callbacks.Callback):
 
 
 class ProgressLogger(keras.callbacks.Callback):
-    """A progress bar with loss and throughput; TensorBoard scalars every `every` steps."""
+    """Progress with loss and throughput; TensorBoard scalars every `every` steps.
+
+    A progress bar on a terminal; in logs (no terminal), one line every
+    `every` steps. Throughput leaves out the first step, which includes
+    tracing (and XLA compilation).
+    """
 
     def __init__(self, total_steps, examples_per_step, summary_dir, every=50, verbose=True):
         super().__init__()
@@ -86,23 +92,31 @@ class ProgressLogger(keras.callbacks.Callback):
         self.verbose = verbose
         self.writer = tf.summary.create_file_writer(summary_dir) if summary_dir else None
         self.bar = None
+        self.first = None  # (step, time) after the first step
+        self.final_throughput = 0.0
 
     def on_train_begin(self, logs=None):
-        self.start_step = update_step(self.model)
-        self.start_time = time.perf_counter()
-        if self.verbose:
+        if self.verbose and sys.stdout.isatty():
             self.bar = keras.utils.Progbar(self.total_steps, stateful_metrics=["loss", "ex/s"])
-            self.bar.update(self.start_step)
+            self.bar.update(update_step(self.model))
 
     def throughput(self):
-        done = update_step(self.model) - self.start_step
-        return done * self.examples_per_step / max(time.perf_counter() - self.start_time, 1e-9)
+        if self.first is None:
+            return 0.0
+        step, start = self.first
+        elapsed = time.perf_counter() - start
+        return (update_step(self.model) - step) * self.examples_per_step / max(elapsed, 1e-9)
 
     def on_train_batch_end(self, batch, logs=None):
         step = update_step(self.model)
+        if self.first is None:
+            self.first = (step, time.perf_counter())
         loss = float((logs or {}).get("loss", float("nan")))
         if self.bar is not None:
             self.bar.update(step, [("loss", loss), ("ex/s", self.throughput())])
+        elif self.verbose and step % self.every == 0:
+            print(f"step {step}/{self.total_steps}  loss {loss:.4f}  "
+                  f"{self.throughput():.1f} examples/s", flush=True)
         if self.writer is not None and step % self.every == 0:
             lr = self.model.optimizer.learning_rate
             with self.writer.as_default(step=step):
@@ -111,6 +125,7 @@ class ProgressLogger(keras.callbacks.Callback):
                 tf.summary.scalar("train/examples_per_second", self.throughput())
 
     def on_train_end(self, logs=None):
+        self.final_throughput = self.throughput()
         if self.writer is not None:
             self.writer.flush()
 

@@ -33,28 +33,36 @@ def checkpoint_manager(model, strategy, directory, max_to_keep=3):
     return tf.train.CheckpointManager(checkpoint, directory, max_to_keep=max_to_keep)
 
 
-def restore_latest(manager):
-    """Restores the newest checkpoint if there is one; returns its update step."""
-    if manager.latest_checkpoint is None:
+def restore_latest(manager, directory):
+    """Restores the newest checkpoint in `directory`, if any; returns its update step."""
+    latest = tf.train.latest_checkpoint(directory)
+    if latest is None:
         return 0
-    manager.checkpoint.restore(manager.latest_checkpoint).assert_existing_objects_matched()
+    manager.checkpoint.restore(latest).assert_existing_objects_matched()
     return int(manager.checkpoint.optimizer.iterations.numpy())
 
 
-def train(model, strategy, features, settings, batch_length, output_dir, verbose=True):
+def train(model, strategy, features, settings, batch_length, output_dir, verbose=True,
+          worker=None):
     """Trains `model` (compiled, with its optimizer) for `settings.train_steps`.
 
     Resumes from the newest checkpoint in `output_dir/checkpoints`: the batch
     plan is a function of the seed, so the resumed run sees exactly the
     batches the uninterrupted run would have seen.
 
+    worker: None on the chief (or alone); else this worker's index. Every
+    worker of a multi-worker run saves (saving takes part in the collective
+    ops), but only the chief into `output_dir`; the others save into their
+    own scratch folder and all restore from the chief's.
+
     Raises:
         TrainingDiverged: the loss became NaN/inf or exploded.
     """
     accumulation = settings.accumulation_steps
-    manager = checkpoint_manager(model, strategy, os.path.join(output_dir, "checkpoints"),
-                                 settings.keep_checkpoints)
-    start = restore_latest(manager)
+    chief_dir = os.path.join(output_dir, "checkpoints")
+    save_dir = chief_dir if worker is None else os.path.join(output_dir, f".worker-{worker}")
+    manager = checkpoint_manager(model, strategy, save_dir, settings.keep_checkpoints)
+    start = restore_latest(manager, chief_dir)
     micro_total = settings.train_steps * accumulation
     micro_start = int(model.optimizer._iterations.numpy()) if start else 0
     if micro_start >= micro_total:
@@ -65,8 +73,8 @@ def train(model, strategy, features, settings, batch_length, output_dir, verbose
     dataset = distributed_dataset(strategy, features, plan, batch_length, start=micro_start)
     guard = DivergenceGuard(settings.divergence_factor)
     progress = ProgressLogger(settings.train_steps, settings.batch_size,
-                              os.path.join(output_dir, "tensorboard"),
-                              every=settings.log_every, verbose=verbose)
+                              os.path.join(output_dir, "tensorboard") if worker is None else None,
+                              every=settings.log_every, verbose=verbose and worker is None)
     callbacks = [PerStepLoss(), guard, CheckpointSaver(manager, settings.checkpoint_every, guard),
                  progress]
     model.fit(dataset, epochs=1, steps_per_epoch=micro_total - micro_start,
@@ -78,7 +86,7 @@ def train(model, strategy, features, settings, batch_length, output_dir, verbose
             f"{manager.latest_checkpoint or 'none (nothing was saved yet)'}. Lower "
             "--learning_rate, raise --warmup_steps or use --precision=fp32")
     return {"step": settings.train_steps, "resumed_from": start,
-            "train_examples_per_second": progress.throughput()}
+            "train_examples_per_second": progress.final_throughput}
 
 
 def _pad_to(array, length, fill):

@@ -1,0 +1,35 @@
+"""`TaskModel`: what every task model shares."""
+
+import keras
+import tensorflow as tf
+
+
+class TaskModel(keras.Model):
+    """A backbone plus a task head; subclasses define the head and loss.
+
+    Subclasses set `self.backbone`, build their head layers in `__init__`
+    (so the model is complete before training), and define `call`,
+    `compute_loss`, `head_config` and the class attribute `head_kind`.
+    """
+
+    @property
+    def config(self):
+        return self.backbone.config
+
+    def _maybe_symbolic_build(self, iterator=None, data_batch=None):
+        # Keras' version takes a batch and averages it with strategy.reduce to
+        # build the model symbolically; MultiWorkerMirroredStrategy cannot
+        # reduce a dict of inputs (keras-team/keras#20329). Task models are
+        # built at construction, so only the optimizer may be missing.
+        if self.optimizer is not None and not self.optimizer.built:
+            with self.distribute_strategy.scope():
+                self.optimizer.build(self.trainable_variables)
+
+    def train_step(self, data):
+        logs = super().train_step(data)
+        if isinstance(self.distribute_strategy, tf.distribute.MultiWorkerMirroredStrategy):
+            # fit() averages each log over replicas with strategy.reduce(axis=0),
+            # which MultiWorkerMirroredStrategy rejects for scalars: give it
+            # one-element vectors (the average is the same number).
+            logs = {k: tf.reshape(v, [1]) for k, v in logs.items()}
+        return logs

@@ -1,0 +1,59 @@
+"""Running the command-line programs in subprocesses, as a user would."""
+
+import json
+import os
+import subprocess
+import sys
+
+from conftest import FIXTURES
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+SPM = os.path.join(FIXTURES, "spm", "albert_30k_clean.model")
+RTE = os.path.join(FIXTURES, "glue", "RTE")
+
+
+def env(**extra):
+    values = dict(os.environ, PYTHONPATH=ROOT, TF_CPP_MIN_LOG_LEVEL="2", **extra)
+    values.pop("TF_CONFIG", None)
+    values.update(extra)
+    return values
+
+
+def run(module, *args, timeout=300, **extra_env):
+    return subprocess.run([sys.executable, "-m", module, *args], capture_output=True, text=True,
+                          timeout=timeout, cwd=ROOT, env=env(**extra_env))
+
+
+def start(module, *args, **extra_env):
+    return subprocess.Popen([sys.executable, "-m", module, *args], stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT, text=True, cwd=ROOT, env=env(**extra_env))
+
+
+def tiny_model(folder):
+    """A small albert_tf config file (the vocabulary size comes from the SentencePiece model)."""
+    path = os.path.join(folder, "tiny.json")
+    with open(path, "w") as f:
+        json.dump({"vocabulary_size": 30000, "num_layers": 2, "num_heads": 2, "hidden_dim": 16,
+                   "intermediate_dim": 24, "embedding_dim": 8, "max_sequence_length": 64}, f)
+    return path
+
+
+def rte_args(output_dir, model, *extra):
+    return ["--task=rte", f"--data_dir={RTE}", f"--spm_model={SPM}", f"--model={model}",
+            f"--output_dir={output_dir}", "--batch_size=4", "--max_seq_length=64",
+            "--train_steps=12", "--warmup_steps=2", "--learning_rate=1e-3", "--dropout=0.1",
+            "--checkpoint_every=4", "--precision=fp32", "--log_every=4", *extra]
+
+
+def results(output_dir):
+    with open(os.path.join(output_dir, "eval_results.json")) as f:
+        return json.load(f)
+
+
+def one_line_error(result):
+    """The error line of a failed run; checks there is no traceback."""
+    assert result.returncode != 0, result.stdout
+    assert "Traceback" not in result.stderr, result.stderr
+    lines = [l for l in result.stderr.strip().splitlines() if l.startswith("error:")]
+    assert len(lines) == 1, result.stderr
+    return lines[0]

@@ -1,0 +1,49 @@
+import numpy as np
+import pytest
+
+import tasks
+from albert_tf.tokenizer import HostTokenizer
+from albert_tf.training.settings import FinetuneSettings
+from cli_helpers import RTE, SPM
+
+
+@pytest.fixture(scope="module")
+def tokenizer():
+    return HostTokenizer(SPM)
+
+
+def test_every_glue_task_is_registered_with_its_recipe():
+    assert tasks.names() == ["cola", "mnli", "mrpc", "qnli", "qqp", "rte", "squad", "squad_v2",
+                             "sst2", "stsb", "wnli"]
+    assert tasks.get("mnli").eval_splits == ("dev_matched", "dev_mismatched")
+    assert tasks.get("rte").recipe.train_steps == 800
+
+
+def test_featurize_packs_pairs_and_labels(tokenizer):
+    task = tasks.get("rte")
+    settings = FinetuneSettings(task="rte", output_dir="x", max_seq_length=48)
+    examples = task.read_examples(RTE, "train")
+    features = task.featurize(examples, tokenizer, settings, "train")
+    ids = features.arrays["token_ids"]
+    assert ids.shape == (len(examples), 48)
+    a, b = tokenizer.encode(examples[0].text_a), tokenizer.encode(examples[0].text_b)
+    expected = [tokenizer.cls_id, *a, tokenizer.sep_id, *b, tokenizer.sep_id]
+    assert list(ids[0, :len(expected)]) == expected
+    assert list(features.arrays["segment_ids"][0, :len(expected)]) == \
+        [0] * (len(a) + 2) + [1] * (len(b) + 1)
+    assert features.label_keys == ("label",)
+    assert list(features.arrays["label"]) == [0, 1]  # entailment, not_entailment
+    assert features.lengths[0] == int((ids[0] != tokenizer.pad_id).sum())
+    test = task.featurize(task.read_examples(RTE, "test"), tokenizer, settings, "test")
+    assert "label" not in test.arrays
+
+
+def test_stsb_is_regression_with_one_output():
+    from albert_tf.backbone import AlbertBackbone
+    from helpers import tiny_config
+
+    task = tasks.get("stsb")
+    model = task.build_model(AlbertBackbone(tiny_config()),
+                             FinetuneSettings(task="stsb", output_dir="x"))
+    assert model.num_classes == 1 and model.is_regression
+    assert task.predictions({"logits": np.array([[2.5], [0.5]])}).tolist() == [2.5, 0.5]

@@ -1,0 +1,99 @@
+import os
+
+import numpy as np
+from safetensors.numpy import load_file
+
+import cli_helpers as cli
+
+MODULE = "albert_tf.finetune"
+
+
+def test_helpfull_documents_every_flag():
+    result = cli.run(MODULE, "--helpfull", timeout=60)
+    assert "Traceback" not in result.stderr  # absl exits with 1 after help
+    for flag in ("--task", "--init_checkpoint", "--strategy", "--precision", "--xla",
+                 "--accumulation_steps", "--checkpoint_every", "--demo", "--doc_stride"):
+        assert flag in result.stdout
+
+
+def test_mistyped_task_is_one_line(tmp_path):
+    line = cli.one_line_error(cli.run(MODULE, "--task=rtee", f"--output_dir={tmp_path}"))
+    assert line.startswith("error: unknown task 'rtee'; known tasks: cola, mnli, mrpc")
+
+
+def test_missing_data_file_names_it(tmp_path):
+    result = cli.run(MODULE, "--task=rte", f"--data_dir={tmp_path}", f"--spm_model={cli.SPM}",
+                     f"--model={cli.tiny_model(tmp_path)}", f"--output_dir={tmp_path}/out")
+    assert str(tmp_path / "train.tsv") in cli.one_line_error(result)
+
+
+def test_missing_spm_model_names_it(tmp_path):
+    result = cli.run(MODULE, "--task=rte", f"--data_dir={cli.RTE}",
+                     f"--spm_model={tmp_path}/nope.model", f"--output_dir={tmp_path}/out")
+    assert cli.one_line_error(result) == f"error: --spm_model: no such file {tmp_path}/nope.model"
+
+
+def test_glue_task_rejects_squad_options(tmp_path):
+    result = cli.run(MODULE, *cli.rte_args(tmp_path / "out", cli.tiny_model(tmp_path)),
+                     "--doc_stride=32")
+    assert "task 'rte' takes no task options, got ['doc_stride']" in cli.one_line_error(result)
+
+
+def test_train_evaluate_predict_then_resume_is_a_no_op(tmp_path):
+    out = tmp_path / "run"
+    result = cli.run(MODULE, *cli.rte_args(out, cli.tiny_model(tmp_path), "--do_predict"))
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert "dev: accuracy=" in result.stdout
+    first = cli.results(out)
+    assert first["train"]["step"] == 12 and first["dev"]["examples"] == 1
+    assert first["precision"] == "float32"
+    for name in ("settings.json", "RTE.tsv", "model/albert_tf_config.json",
+                 "model/spiece.model", "checkpoints/ckpt-12.index", "tensorboard"):
+        assert os.path.exists(out / name), name
+    assert (out / "RTE.tsv").read_text().splitlines()[0] == "index\tprediction"
+    # Only --output_dir: the saved run is complete, so nothing trains again.
+    again = cli.run(MODULE, f"--output_dir={out}")
+    assert again.returncode == 0, again.stderr[-3000:]
+    assert cli.results(out)["dev"] == first["dev"]
+    assert cli.results(out)["train"]["resumed_from"] == 12
+
+
+def test_resuming_with_other_settings_is_refused(tmp_path):
+    out = tmp_path / "run"
+    model = cli.tiny_model(tmp_path)
+    assert cli.run(MODULE, *cli.rte_args(out, model, "--train_steps=4")).returncode == 0
+    result = cli.run(MODULE, *cli.rte_args(out, model, "--train_steps=5"))
+    assert "holds a run with other settings (train_steps: saved 4, given 5)" in \
+        cli.one_line_error(result)
+
+
+def test_sigkill_then_resume_gives_the_uninterrupted_result(tmp_path):
+    model = cli.tiny_model(tmp_path)
+    steps = ["--train_steps=60", "--checkpoint_every=10", "--max_seq_length=64"]
+    straight = cli.run(MODULE, *cli.rte_args(tmp_path / "straight", model), *steps)
+    assert straight.returncode == 0, straight.stderr[-3000:]
+
+    killed = tmp_path / "killed"
+    process = cli.start(MODULE, *cli.rte_args(killed, model), *steps)
+    marker = killed / "checkpoints" / "ckpt-20.index"
+    try:
+        import time
+
+        deadline = time.time() + 240
+        while not marker.exists() and process.poll() is None and time.time() < deadline:
+            time.sleep(0.05)
+        assert marker.exists(), process.stdout.read() if process.poll() is not None else ""
+        process.kill()  # SIGKILL: no cleanup, no final checkpoint
+    finally:
+        process.wait()
+    assert process.returncode == -9
+    assert not (killed / "checkpoints" / "ckpt-60.index").exists()
+
+    resumed = cli.run(MODULE, f"--output_dir={killed}")
+    assert resumed.returncode == 0, resumed.stderr[-3000:]
+    assert cli.results(killed)["train"]["resumed_from"] >= 20
+    a = load_file(str(tmp_path / "straight" / "model" / "model.safetensors"))
+    b = load_file(str(killed / "model" / "model.safetensors"))
+    assert a.keys() == b.keys()
+    for name in a:
+        np.testing.assert_allclose(b[name], a[name], atol=1e-6, err_msg=name)
