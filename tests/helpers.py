@@ -32,3 +32,37 @@ def reference(name):
     folder = os.path.join(REFERENCE_MODELS, name)
     return (dict(np.load(os.path.join(folder, "inputs.npz"))),
             dict(np.load(os.path.join(folder, "expected.npz"))), folder)
+
+
+def write_tf1_checkpoint(prefix, tensors):
+    """A name-based TF1 checkpoint of `tensors` (name -> array), as Google's scripts wrote."""
+    import tensorflow as tf
+
+    with tf.Graph().as_default():
+        variables = [tf.compat.v1.Variable(value, name=name) for name, value in tensors.items()]
+        saver = tf.compat.v1.train.Saver(variables)
+        with tf.compat.v1.Session() as session:
+            session.run(tf.compat.v1.global_variables_initializer())
+            saver.save(session, prefix)
+
+
+def to_google_checkpoint(model, folder, head_kind=None):
+    """Writes `model` (backbone + task head) in Google's TF1 layout into `folder`."""
+    import json
+    import os
+
+    from albert_tf import config as config_lib
+    from albert_tf.checkpoints import google
+    from albert_tf.checkpoints.weights import from_ours, model_variables
+
+    variables = model_variables(model)
+    entries = google.entries(model.config, heads=False)
+    if head_kind:
+        entries += google.head_entries(head_kind)
+    tensors = {e.key: from_ours(variables[e.name].numpy(), e.layout) for e in entries}
+    tensors["global_step"] = np.int64(1234)
+    os.makedirs(folder, exist_ok=True)
+    write_tf1_checkpoint(os.path.join(folder, "model.ckpt-best"), tensors)
+    with open(os.path.join(folder, "albert_config.json"), "w") as f:
+        json.dump(config_lib.to_google_json(model.config), f)
+    return folder

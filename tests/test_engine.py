@@ -107,3 +107,30 @@ def test_mirrored_two_devices_trains_and_evaluates_like_one(tmp_path):
     result = subprocess.run([sys.executable, "-c", MIRRORED_SCRIPT, root, str(tmp_path)],
                             capture_output=True, text=True, timeout=300)
     assert "MIRRORED_OK" in result.stdout, result.stderr[-3000:]
+
+
+def test_float16_loss_scaling_trains_and_resumes(tmp_path):
+    import keras
+    import tensorflow as tf
+
+    from albert_tf.backbone import AlbertBackbone
+    from albert_tf.models import AlbertClassifier
+    from albert_tf.training.optimizers import create_optimizer
+    from engine_helpers import MAX_LEN
+    from helpers import tiny_config
+
+    settings = toy_settings(tmp_path, train_steps=8, checkpoint_every=4)
+    strategy = tf.distribute.OneDeviceStrategy("/cpu:0")
+    with strategy.scope():
+        backbone = AlbertBackbone(tiny_config(max_sequence_length=MAX_LEN), dtype="mixed_float16")
+        model = AlbertClassifier(backbone, 2)
+        model.compile(optimizer=keras.optimizers.LossScaleOptimizer(
+            create_optimizer("adamw", 1e-3, 8, 2)))
+    first = engine.train(model, strategy, toy_features(), settings, batch_length,
+                         settings.output_dir, verbose=False)
+    assert first["step"] == 8 and int(model.optimizer.iterations.numpy()) == 8
+    assert all(np.isfinite(v.numpy()).all() for v in model.trainable_variables)
+    # Training again restores the loss scale and counters and finds nothing left to do.
+    again = engine.train(model, strategy, toy_features(), settings, batch_length,
+                         settings.output_dir, verbose=False)
+    assert again == {"step": 8, "resumed_from": 8}

@@ -20,17 +20,28 @@ def checkpoint_manager(model, strategy, directory, max_to_keep=3):
     """A `tf.train.CheckpointManager` of the model and its optimizer.
 
     The optimizer's variables are built first so that a restore assigns them
-    immediately (Keras 3 variables are not restored lazily). The random
-    generators' states (dropout) are not tracked by Keras layers for
-    `tf.train.Checkpoint`; they are added explicitly, so that a resumed run
-    draws the same dropout masks as an uninterrupted one.
+    immediately (Keras 3 variables are not restored lazily). Some state is
+    not tracked for `tf.train.Checkpoint` by Keras objects: the random
+    generators' states (dropout) and a loss-scale optimizer's scale and
+    counter. All of it is added explicitly, so that a resumed run continues
+    exactly as an uninterrupted one.
     """
-    with strategy.scope():
-        model.optimizer.build(model.trainable_variables)
-    rng = tf.Module()
-    rng.states = list(model.non_trainable_variables)
-    checkpoint = tf.train.Checkpoint(model=model, optimizer=model.optimizer, rng=rng)
+    if not model.optimizer.built:  # building twice would create new variables
+        with strategy.scope():
+            model.optimizer.build(model.trainable_variables)
+    state = tf.Module()
+    state.rng = list(model.non_trainable_variables)
+    state.optimizer = {v.path: v for v in model.optimizer.variables}
+    checkpoint = tf.train.Checkpoint(model=model, optimizer=model.optimizer, state=state)
     return tf.train.CheckpointManager(checkpoint, directory, max_to_keep=max_to_keep)
+
+
+def micro_batches_done(optimizer):
+    """Micro-batches consumed so far: Keras counts them in the (innermost)
+    optimizer's `_iterations`, which differs from `iterations` (updates)
+    under gradient accumulation; a loss-scale optimizer wraps the real one."""
+    optimizer = getattr(optimizer, "inner_optimizer", optimizer)
+    return int(optimizer._iterations.numpy())
 
 
 def restore_latest(manager, directory):
@@ -64,7 +75,7 @@ def train(model, strategy, features, settings, batch_length, output_dir, verbose
     manager = checkpoint_manager(model, strategy, save_dir, settings.keep_checkpoints)
     start = restore_latest(manager, chief_dir)
     micro_total = settings.train_steps * accumulation
-    micro_start = int(model.optimizer._iterations.numpy()) if start else 0
+    micro_start = micro_batches_done(model.optimizer) if start else 0
     if micro_start >= micro_total:
         return {"step": start, "resumed_from": start}
     micro_batch = settings.batch_size // accumulation

@@ -98,6 +98,9 @@ class Run:
                 settings.optimizer, settings.learning_rate, settings.train_steps,
                 settings.warmup_steps, settings.weight_decay, settings.clip_norm,
                 settings.accumulation_steps)
+            if self.policy == "mixed_float16":
+                # float16 gradients underflow without dynamic loss scaling.
+                optimizer = keras.optimizers.LossScaleOptimizer(optimizer)
             self.model.compile(optimizer=optimizer, jit_compile=self.jit)
         # XLA compiles once per shape: pad to a few bucket lengths, not to multiples of 8.
         buckets = sorted({min(b, settings.max_seq_length) for b in (64, 128, 256, 384, 512)}
