@@ -4,12 +4,12 @@ Names are imported on first use, so that light tools (the config, the
 resource report) start without loading TensorFlow.
 """
 
-import importlib
+from albert_tf.lazy import lazy_exports
 
 _EXPORTS = {
     "AlbertBackbone": "albert_tf.backbone",
     "AlbertConfig": "albert_tf.config",
-    "AlbertPretrainingModel": "albert_tf.pretraining_model",
+    "AlbertPretrainingModel": "albert_tf.models.pretraining",
     "CheckpointError": "albert_tf.checkpoints",
     "detect_format": "albert_tf.checkpoints",
     "export_hf": "albert_tf.checkpoints",
@@ -18,12 +18,4 @@ _EXPORTS = {
 }
 __all__ = sorted(_EXPORTS)
 
-
-def __getattr__(name):
-    if name in _EXPORTS:
-        return getattr(importlib.import_module(_EXPORTS[name]), name)
-    raise AttributeError(f"module 'albert_tf' has no attribute {name!r}")
-
-
-def __dir__():
-    return __all__
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)

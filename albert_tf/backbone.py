@@ -1,5 +1,7 @@
 """`AlbertBackbone`: embeddings, the shared encoder and the pooler."""
 
+import contextlib
+
 import keras
 from keras import ops
 
@@ -45,10 +47,20 @@ class AlbertBackbone(keras.Model):
     ((3, 7, 6), (3, 6))
     """
 
-    def __init__(self, config, dtype=None, **kwargs):
+    def __init__(self, config, dtype=None, remat=False, **kwargs):
         if not isinstance(config, AlbertConfig):
             raise TypeError(f"config must be an AlbertConfig, got {type(config).__name__}")
+        if remat and (config.dropout or config.attention_dropout):
+            # A recomputed block would draw new dropout masks in the backward pass.
+            raise ValueError("remat=True needs dropout=0 and attention_dropout=0, got "
+                             f"{config.dropout} and {config.attention_dropout}")
         plan = sharing_plan(config)
+        block_names = [f"attention_{j}" for j in range(plan.num_attention_modules)] + [
+            f"ffn_{j}" for j in range(plan.num_ffn_modules)]
+        # Activation recomputation: each block call keeps only its input for
+        # the backward pass and recomputes the rest (more compute, less memory).
+        remat_scope = keras.RematScope(mode="list_of_layers", layer_names=block_names) \
+            if remat else contextlib.nullcontext()
 
         # === Layers ===
         self.embeddings = AlbertEmbedding(
@@ -57,21 +69,23 @@ class AlbertBackbone(keras.Model):
             num_segments=config.num_segments, dropout=config.dropout,
             layer_norm_epsilon=config.layer_norm_epsilon,
             initializer_range=config.initializer_range, dtype=dtype, name="embeddings")
-        self.attention_blocks = [
-            SelfAttentionBlock(
-                hidden_dim=config.hidden_dim, num_heads=config.num_heads,
-                dropout=config.dropout, attention_dropout=config.attention_dropout,
-                layer_norm_epsilon=config.layer_norm_epsilon,
-                initializer_range=config.initializer_range, dtype=dtype,
-                name=f"attention_{j}")
-            for j in range(plan.num_attention_modules)]
-        self.ffn_blocks = [
-            FeedForwardBlock(
-                hidden_dim=config.hidden_dim, intermediate_dim=config.intermediate_dim,
-                activation=config.activation, dropout=config.dropout,
-                layer_norm_epsilon=config.layer_norm_epsilon,
-                initializer_range=config.initializer_range, dtype=dtype, name=f"ffn_{j}")
-            for j in range(plan.num_ffn_modules)]
+        with remat_scope:
+            self.attention_blocks = [
+                SelfAttentionBlock(
+                    hidden_dim=config.hidden_dim, num_heads=config.num_heads,
+                    dropout=config.dropout, attention_dropout=config.attention_dropout,
+                    layer_norm_epsilon=config.layer_norm_epsilon,
+                    initializer_range=config.initializer_range, dtype=dtype,
+                    name=f"attention_{j}")
+                for j in range(plan.num_attention_modules)]
+            self.ffn_blocks = [
+                FeedForwardBlock(
+                    hidden_dim=config.hidden_dim, intermediate_dim=config.intermediate_dim,
+                    activation=config.activation, dropout=config.dropout,
+                    layer_norm_epsilon=config.layer_norm_epsilon,
+                    initializer_range=config.initializer_range, dtype=dtype,
+                    name=f"ffn_{j}")
+                for j in range(plan.num_ffn_modules)]
         self.pooler = keras.layers.Dense(
             config.hidden_dim, activation="tanh",
             kernel_initializer=kernel_initializer(config.initializer_range),
@@ -96,6 +110,7 @@ class AlbertBackbone(keras.Model):
 
         # === Config ===
         self.config = config
+        self.remat = remat
 
     def call(self, inputs, training=None, mask=None):
         # A functional model maps a dict with extra keys onto its inputs by
@@ -110,7 +125,7 @@ class AlbertBackbone(keras.Model):
         return self.embeddings.token_embedding
 
     def get_config(self):
-        return {"config": self.config.to_dict(), "name": self.name}
+        return {"config": self.config.to_dict(), "remat": self.remat, "name": self.name}
 
     @classmethod
     def from_config(cls, config):

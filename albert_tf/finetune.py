@@ -48,7 +48,10 @@ flags.DEFINE_integer("accumulation_steps", _DEFAULTS.accumulation_steps,
                      "Micro-batches per update (gradient accumulation).")
 flags.DEFINE_integer("seed", _DEFAULTS.seed, "Seed of initialisation, dropout and data order.")
 flags.DEFINE_boolean("length_aware_batching", _DEFAULTS.length_aware_batching,
-                     "Batch examples of similar length (else pad every batch's own longest).")
+                     "Batch examples of similar length (else random batches).")
+flags.DEFINE_boolean("fixed_padding", _DEFAULTS.fixed_padding,
+                     "Pad every batch to --max_seq_length instead of to its longest example "
+                     "(what fixed-shape pipelines do; for comparison).")
 flags.DEFINE_enum("strategy", _DEFAULTS.strategy,
                   ["auto", "one_device", "mirrored", "multi_worker", "tpu"],
                   "tf.distribute strategy; multi_worker reads TF_CONFIG.")

@@ -52,3 +52,9 @@ def toy_model(settings, strategy=None, seed=0):
 
 def batch_length(lengths):
     return padded_length(lengths, MAX_LEN, multiple=4)
+
+
+def toy_dataset(strategy, settings, features=None):
+    from albert_tf.training import engine
+
+    return engine.planned_dataset(strategy, features or toy_features(), settings, batch_length)

@@ -7,7 +7,7 @@ import tensorflow as tf
 
 from albert_tf import accounting
 from albert_tf.backbone import AlbertBackbone
-from albert_tf.pretraining_model import AlbertPretrainingModel
+from albert_tf.models.pretraining import AlbertPretrainingModel
 from helpers import BATCH, SEQ, tiny_config, tiny_inputs
 
 
@@ -122,3 +122,23 @@ def test_extra_input_keys_are_ignored_and_missing_ones_named():
     np.testing.assert_array_equal(model(extra)["pooled_output"], model(x)["pooled_output"])
     with pytest.raises(ValueError, match='Missing data for input "padding_mask"'):
         model({"token_ids": x["token_ids"]})
+
+
+def test_recomputation_gives_the_same_gradients():
+    config = tiny_config(num_layers=4, initializer_range=0.3)
+    plain = AlbertPretrainingModel(AlbertBackbone(config))
+    recomputed = AlbertPretrainingModel(AlbertBackbone(config, remat=True))
+    for v, w in zip(recomputed.weights, plain.weights):
+        v.assign(w)
+    x = tiny_inputs()
+    grads = []
+    for model in (plain, recomputed):
+        with tf.GradientTape() as tape:
+            out = model(x, training=True)
+            loss = tf.reduce_sum(out["mlm_logits"] ** 2) + tf.reduce_sum(out["sop_logits"] ** 2)
+        grads.append(tape.gradient(loss, model.trainable_variables))
+    for a, b, v in zip(*grads, plain.trainable_variables):
+        np.testing.assert_allclose(tf.convert_to_tensor(b), tf.convert_to_tensor(a),
+                                   rtol=1e-4, atol=1e-5, err_msg=v.path)
+    with pytest.raises(ValueError, match="remat=True needs dropout=0"):
+        AlbertBackbone(tiny_config(dropout=0.1), remat=True)

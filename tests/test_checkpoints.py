@@ -8,7 +8,7 @@ import pytest
 import albert_tf
 from albert_tf.backbone import AlbertBackbone
 from albert_tf.checkpoints import CheckpointError, google, hf
-from albert_tf.pretraining_model import AlbertPretrainingModel
+from albert_tf.models.pretraining import AlbertPretrainingModel
 from helpers import reference, tiny_config, tiny_inputs
 
 TOL = 1e-4
@@ -184,3 +184,34 @@ def test_failed_save_leaves_previous_checkpoint(tmp_path, monkeypatch):
     assert sorted(os.listdir(target)) == before
     assert sorted(os.listdir(tmp_path)) == ["m"]
     albert_tf.load_pretrained(target)
+
+
+def test_init_from_group0_grows_a_model(tmp_path):
+    from albert_tf.checkpoints import init_from_group0
+
+    small = AlbertPretrainingModel(AlbertBackbone(tiny_config(num_layers=2,
+                                                              initializer_range=0.3)))
+    albert_tf.save_pretrained(small, str(tmp_path / "small"))
+    grown = AlbertPretrainingModel(AlbertBackbone(tiny_config(num_layers=4, num_groups=2)))
+    init_from_group0(grown, str(tmp_path / "small"))
+    for a in ("attention_0", "attention_1"):
+        np.testing.assert_array_equal(
+            grown.backbone.get_layer(a).query.kernel.numpy(),
+            small.backbone.get_layer("attention_0").query.kernel.numpy())
+    # Both groups equal the small model's one group: the grown model computes
+    # what the small one does with every layer applied twice as often.
+    twice = AlbertPretrainingModel(AlbertBackbone(tiny_config(num_layers=4)))
+    init_from_group0(twice, str(tmp_path / "small"))
+    x = tiny_inputs()
+    np.testing.assert_allclose(grown(x)["mlm_logits"], twice(x)["mlm_logits"], atol=1e-5)
+    np.testing.assert_array_equal(grown.mlm_head.output_bias.numpy(),
+                                  small.mlm_head.output_bias.numpy())
+
+
+def test_init_from_group0_rejects_other_widths(tmp_path):
+    from albert_tf.checkpoints import init_from_group0
+
+    albert_tf.save_pretrained(AlbertBackbone(tiny_config()), str(tmp_path / "small"))
+    wide = AlbertBackbone(tiny_config(hidden_dim=8))
+    with pytest.raises(CheckpointError, match="cannot initialise the model from group 0"):
+        init_from_group0(wide, str(tmp_path / "small"))

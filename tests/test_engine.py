@@ -7,7 +7,7 @@ import pytest
 
 from albert_tf.training import engine
 from albert_tf.training.callbacks import CheckpointSaver, TrainingDiverged
-from engine_helpers import batch_length, toy_features, toy_model, toy_settings
+from engine_helpers import batch_length, toy_dataset, toy_features, toy_model, toy_settings
 
 
 def _weights(model):
@@ -16,7 +16,7 @@ def _weights(model):
 
 def _train(settings, seed=0, verbose=False):
     model, strategy = toy_model(settings, seed=seed)
-    result = engine.train(model, strategy, toy_features(), settings, batch_length,
+    result = engine.train(model, strategy, toy_dataset(strategy, settings), settings,
                           settings.output_dir, verbose=verbose)
     return model, strategy, result
 
@@ -86,15 +86,15 @@ import sys, numpy as np, tensorflow as tf
 cpu = tf.config.list_physical_devices("CPU")[0]
 tf.config.set_logical_device_configuration(cpu, [tf.config.LogicalDeviceConfiguration()] * 2)
 sys.path[:0] = [sys.argv[1], sys.argv[1] + "/tests"]
-from engine_helpers import batch_length, toy_features, toy_model, toy_settings
+from engine_helpers import batch_length, toy_dataset, toy_features, toy_model, toy_settings
 from albert_tf.training import engine
 out = {}
 for name, strategy in [("one", tf.distribute.OneDeviceStrategy("/cpu:0")),
                        ("mirrored", tf.distribute.MirroredStrategy(["/cpu:0", "/cpu:1"]))]:
     settings = toy_settings(sys.argv[2] + "/" + name, dropout=0.0, classifier_dropout=0.0)
     model, strategy = toy_model(settings, strategy)
-    engine.train(model, strategy, toy_features(), settings, batch_length, settings.output_dir,
-                 verbose=False)
+    engine.train(model, strategy, toy_dataset(strategy, settings), settings,
+                 settings.output_dir, verbose=False)
     out[name] = engine.predict(model, strategy, toy_features(n=13, seed=3), 6, batch_length)["logits"]
     assert strategy.num_replicas_in_sync == (2 if name == "mirrored" else 1)
 np.testing.assert_allclose(out["mirrored"], out["one"], atol=2e-4)
@@ -126,11 +126,11 @@ def test_float16_loss_scaling_trains_and_resumes(tmp_path):
         model = AlbertClassifier(backbone, 2)
         model.compile(optimizer=keras.optimizers.LossScaleOptimizer(
             create_optimizer("adamw", 1e-3, 8, 2)))
-    first = engine.train(model, strategy, toy_features(), settings, batch_length,
+    first = engine.train(model, strategy, toy_dataset(strategy, settings), settings,
                          settings.output_dir, verbose=False)
     assert first["step"] == 8 and int(model.optimizer.iterations.numpy()) == 8
     assert all(np.isfinite(v.numpy()).all() for v in model.trainable_variables)
     # Training again restores the loss scale and counters and finds nothing left to do.
-    again = engine.train(model, strategy, toy_features(), settings, batch_length,
+    again = engine.train(model, strategy, toy_dataset(strategy, settings), settings,
                          settings.output_dir, verbose=False)
     assert again == {"step": 8, "resumed_from": 8}

@@ -55,3 +55,17 @@ def test_head_of_another_shape_is_named(tmp_path):
     target = AlbertClassifier(AlbertBackbone(tiny_config()), 2)
     with pytest.raises(checkpoints.CheckpointError, match=r"output_weights: checkpoint \(3, 6\)"):
         checkpoints.load_task_weights(target, checkpoints.read_checkpoint(folder))
+
+
+def test_native_pretraining_checkpoint_initialises_a_classifier(tmp_path):
+    import albert_tf
+    from albert_tf.models import AlbertPretrainingModel
+
+    pretrained = AlbertPretrainingModel(AlbertBackbone(tiny_config()))
+    albert_tf.save_pretrained(pretrained, str(tmp_path / "pretrained"))
+    model = AlbertClassifier(AlbertBackbone(tiny_config()), 2)
+    assert not checkpoints.load_task_weights(
+        model, checkpoints.read_checkpoint(str(tmp_path / "pretrained")))
+    x = _inputs()
+    np.testing.assert_allclose(model.backbone(x)["pooled_output"],
+                               pretrained.backbone(x)["pooled_output"], atol=1e-6)

@@ -15,6 +15,7 @@
 import glob
 import logging
 import os
+import re
 import shutil
 
 import numpy as np
@@ -23,10 +24,11 @@ from albert_tf.backbone import AlbertBackbone
 from albert_tf.checkpoints import download, google, hf, keras_hub, native
 from albert_tf.checkpoints.weights import CheckpointError, assign, model_variables
 from albert_tf.io_utils import atomic_directory
-from albert_tf.pretraining_model import AlbertPretrainingModel
+from albert_tf.models.pretraining import AlbertPretrainingModel
 
-__all__ = ["CheckpointError", "detect_format", "export_hf", "find_spm_model", "load_pretrained",
-           "load_task_weights", "load_weights", "read_checkpoint", "save_pretrained"]
+__all__ = ["CheckpointError", "detect_format", "export_hf", "find_spm_model", "init_from_group0",
+           "load_pretrained", "load_task_weights", "load_weights", "read_checkpoint",
+           "save_pretrained"]
 
 _FORMATS = {"albert_tf": native, "google": google, "hf": hf, "keras_hub": keras_hub}
 _BACKBONE_PREFIXES = ("embeddings/", "attention_", "ffn_", "pooler/")
@@ -123,8 +125,8 @@ def load_task_weights(model, checkpoint):
     """
     fmt, config, tensors, source = checkpoint
     if fmt == "albert_tf":
-        entries = native.entries_for(tensors)
-        head = [e for e in entries if not _is_backbone(e.name)]
+        entries = [e for e in native.entries_for(tensors) if _is_backbone(e.name)]
+        head = native.entries_for(n for n in model_variables(model) if not _is_backbone(n))
         skip = lambda key: not _is_backbone(key)  # noqa: E731 (other models' heads)
     else:
         module = _FORMATS[fmt]
@@ -135,6 +137,60 @@ def load_task_weights(model, checkpoint):
     assign(model, tensors, entries + head, source, skip,
            only=None if has_head else _is_backbone)
     return has_head
+
+
+def _source_model(checkpoint, heads):
+    fmt, config, tensors, source = checkpoint
+    model = AlbertBackbone(config)
+    if heads:
+        model = AlbertPretrainingModel(model)
+    load_weights(model, fmt, config, tensors, source, heads)
+    return model
+
+
+def _has_pretraining_heads(checkpoint):
+    fmt, config, tensors, _ = checkpoint
+    if fmt == "albert_tf":
+        return any(k.startswith("mlm_head/") for k in tensors)
+    if fmt == "keras_hub":
+        return False
+    backbone = {e.key for e in _FORMATS[fmt].entries(config, heads=False)}
+    return any(e.key in tensors for e in _FORMATS[fmt].entries(config, heads=True)
+               if e.key not in backbone)
+
+
+def init_from_group0(model, path):
+    """Initialises every layer group of `model` from group 0 of a checkpoint.
+
+    The reference's `init_from_group0`, for growing a model: a checkpoint
+    with one group (or fewer layers) initialises a model with more groups or
+    layers. Module `j` of `model` takes the checkpoint's module
+    `j mod num_inner_repetitions` (group 0's blocks, in order); embeddings,
+    pooler and pretraining heads (when both have them) are taken as they are.
+    """
+    checkpoint = read_checkpoint(path)
+    source_config = checkpoint[1]
+    if source_config.num_inner_repetitions != model.config.num_inner_repetitions:
+        raise CheckpointError(
+            f"{checkpoint[3]}: num_inner_repetitions={source_config.num_inner_repetitions}, "
+            f"the model has {model.config.num_inner_repetitions}; group 0 cannot fill it")
+    heads = isinstance(model, AlbertPretrainingModel) and _has_pretraining_heads(checkpoint)
+    source = model_variables(_source_model(checkpoint, heads))
+    inner = source_config.num_inner_repetitions
+    problems = []
+    for name, variable in model_variables(model).items():
+        if not heads and name.startswith(("mlm_head/", "sop_head/")):
+            continue  # kept as initialised
+        match = re.match(r"^(attention|ffn)_(\d+)/(.*)$", name)
+        wanted = f"{match[1]}_{int(match[2]) % inner}/{match[3]}" if match else name
+        if wanted not in source or tuple(source[wanted].shape) != tuple(variable.shape):
+            got = tuple(source[wanted].shape) if wanted in source else "missing"
+            problems.append(f"{name} from {wanted}: {got} vs {tuple(variable.shape)}")
+            continue
+        variable.assign(source[wanted].numpy())
+    if problems:
+        raise CheckpointError(f"{checkpoint[3]} cannot initialise the model from group 0:\n  "
+                              + "\n  ".join(problems[:12]))
 
 
 def _arrays(model):

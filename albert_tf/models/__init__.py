@@ -1,6 +1,7 @@
 """Task models: the backbone with a task head, its loss and its outputs."""
 
 from albert_tf.models.classifier import AlbertClassifier
+from albert_tf.models.pretraining import AlbertPretrainingModel
 from albert_tf.models.question_answering import AlbertSpanQA, AlbertV2QA
 
-__all__ = ["AlbertClassifier", "AlbertSpanQA", "AlbertV2QA"]
+__all__ = ["AlbertClassifier", "AlbertPretrainingModel", "AlbertSpanQA", "AlbertV2QA"]

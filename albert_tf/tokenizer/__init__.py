@@ -28,7 +28,7 @@ came from, even where normalization changed lengths:
 Names are imported on first use, so the training CLI starts without TensorFlow.
 """
 
-import importlib
+from albert_tf.lazy import lazy_exports
 
 _EXPORTS = {
     "AlbertTokenizer": "albert_tf.tokenizer.layer",
@@ -42,12 +42,4 @@ _EXPORTS = {
 }
 __all__ = sorted(_EXPORTS)
 
-
-def __getattr__(name):
-    if name in _EXPORTS:
-        return getattr(importlib.import_module(_EXPORTS[name]), name)
-    raise AttributeError(f"module 'albert_tf.tokenizer' has no attribute {name!r}")
-
-
-def __dir__():
-    return __all__
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)

@@ -97,7 +97,8 @@ class ProgressLogger(keras.callbacks.Callback):
 
     def on_train_begin(self, logs=None):
         if self.verbose and sys.stdout.isatty():
-            self.bar = keras.utils.Progbar(self.total_steps, stateful_metrics=["loss", "ex/s"])
+            self.bar = keras.utils.Progbar(self.total_steps, stateful_metrics=[
+                "loss", "ex/s", "mlm_accuracy", "sop_accuracy"])
             self.bar.update(update_step(self.model))
 
     def throughput(self):
@@ -111,16 +112,19 @@ class ProgressLogger(keras.callbacks.Callback):
         step = update_step(self.model)
         if self.first is None:
             self.first = (step, time.perf_counter())
-        loss = float((logs or {}).get("loss", float("nan")))
+        values = {k: float(keras.ops.convert_to_numpy(v).ravel()[0])
+                  for k, v in (logs or {}).items()}
         if self.bar is not None:
-            self.bar.update(step, [("loss", loss), ("ex/s", self.throughput())])
+            self.bar.update(step, [*values.items(), ("ex/s", self.throughput())])
         elif self.verbose and step % self.every == 0:
-            print(f"step {step}/{self.total_steps}  loss {loss:.4f}  "
-                  f"{self.throughput():.1f} examples/s", flush=True)
+            shown = "  ".join(f"{k} {v:.4f}" for k, v in values.items())
+            print(f"step {step}/{self.total_steps}  {shown}  {self.throughput():.1f} examples/s",
+                  flush=True)
         if self.writer is not None and step % self.every == 0:
             lr = self.model.optimizer.learning_rate
             with self.writer.as_default(step=step):
-                tf.summary.scalar("train/loss", loss)
+                for name, value in values.items():
+                    tf.summary.scalar(f"train/{name}", value)
                 tf.summary.scalar("train/learning_rate", float(keras.ops.convert_to_numpy(lr)))
                 tf.summary.scalar("train/examples_per_second", self.throughput())
 

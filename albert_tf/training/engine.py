@@ -53,13 +53,28 @@ def restore_latest(manager, directory):
     return int(manager.checkpoint.optimizer.iterations.numpy())
 
 
-def train(model, strategy, features, settings, batch_length, output_dir, verbose=True,
-          worker=None):
+def planned_dataset(strategy, features, settings, batch_length):
+    """`make_dataset` for `train`: batches planned from `settings.seed`.
+
+    The plan covers every micro-batch of the run, so a resumed run that
+    starts at micro-batch `m` sees exactly what the uninterrupted run saw.
+    """
+    micro_total = settings.train_steps * settings.accumulation_steps
+    micro_batch = settings.batch_size // settings.accumulation_steps
+    plan = train_batches(features.lengths, micro_batch, micro_total, settings.seed,
+                         length_aware=settings.length_aware_batching)
+    return lambda start: distributed_dataset(strategy, features, plan, batch_length, start)
+
+
+def train(model, strategy, make_dataset, settings, output_dir, verbose=True, worker=None):
     """Trains `model` (compiled, with its optimizer) for `settings.train_steps`.
 
-    Resumes from the newest checkpoint in `output_dir/checkpoints`: the batch
-    plan is a function of the seed, so the resumed run sees exactly the
-    batches the uninterrupted run would have seen.
+    Resumes from the newest checkpoint in `output_dir/checkpoints`.
+
+    make_dataset: function from the number of micro-batches already done to
+        a distributed dataset of (inputs, labels) that continues from there.
+    settings: reads `train_steps`, `batch_size` (global), `accumulation_steps`,
+        `checkpoint_every`, `keep_checkpoints`, `log_every`, `divergence_factor`.
 
     worker: None on the chief (or alone); else this worker's index. Every
     worker of a multi-worker run saves (saving takes part in the collective
@@ -78,10 +93,7 @@ def train(model, strategy, features, settings, batch_length, output_dir, verbose
     micro_start = micro_batches_done(model.optimizer) if start else 0
     if micro_start >= micro_total:
         return {"step": start, "resumed_from": start}
-    micro_batch = settings.batch_size // accumulation
-    plan = train_batches(features.lengths, micro_batch, micro_total, settings.seed,
-                         length_aware=settings.length_aware_batching)
-    dataset = distributed_dataset(strategy, features, plan, batch_length, start=micro_start)
+    dataset = make_dataset(micro_start)
     guard = DivergenceGuard(settings.divergence_factor)
     progress = ProgressLogger(settings.train_steps, settings.batch_size,
                               os.path.join(output_dir, "tensorboard") if worker is None else None,

@@ -105,6 +105,8 @@ class Run:
         # XLA compiles once per shape: pad to a few bucket lengths, not to multiples of 8.
         buckets = sorted({min(b, settings.max_seq_length) for b in (64, 128, 256, 384, 512)}
                          | {settings.max_seq_length}) if self.jit else None
+        if settings.fixed_padding:
+            buckets = [settings.max_seq_length]
         self.batch_length = lambda lengths: padded_length(
             lengths, settings.max_seq_length, buckets=buckets)
         self._examples, self._features, self._outputs = {}, {}, {}
@@ -139,8 +141,10 @@ class Run:
 
     def train(self, verbose=True):
         features = self.features(self.task.train_split)
-        result = engine.train(self.model, self.strategy, features, self.settings,
-                              self.batch_length, self.settings.output_dir, verbose, self.worker)
+        make_dataset = engine.planned_dataset(self.strategy, features, self.settings,
+                                              self.batch_length)
+        result = engine.train(self.model, self.strategy, make_dataset, self.settings,
+                              self.settings.output_dir, verbose, self.worker)
         self._outputs.clear()
         return {**result, "examples": len(features)}
 

@@ -41,6 +41,7 @@ class FinetuneSettings:
     accumulation_steps: int = 1
     seed: int = 12345
     length_aware_batching: bool = True
+    fixed_padding: bool = False  # pad every batch to max_seq_length (fixed-shape pipelines)
     # Devices.
     strategy: str = "auto"
     tpu: str = ""

@@ -3,13 +3,14 @@
 import keras
 from keras import ops
 
-from albert_tf.backbone import AlbertBackbone
 from albert_tf.layers.mlm_head import MaskedLMHead
 from albert_tf.layers.sop_head import SentenceOrderHead
+from albert_tf.models.base import TaskModel
+from albert_tf.models.losses import replica_mean, sparse_cross_entropy
 
 
 @keras.saving.register_keras_serializable(package="albert_tf")
-class AlbertPretrainingModel(keras.Model):
+class AlbertPretrainingModel(TaskModel):
     """ALBERT with the two heads that released checkpoints contain.
 
     Called on the backbone's input dict, optionally with `mask_positions`
@@ -19,7 +20,14 @@ class AlbertPretrainingModel(keras.Model):
     Returns the backbone's outputs plus:
         mlm_logits: float32 `(batch_size, num_predictions or seq_length, vocabulary_size)`.
         sop_logits: float32 `(batch_size, 2)`.
+
+    Training (`fit`) labels: `mask_ids`, `mask_weights` (batch, num_predictions)
+    and `sop_label` (batch,). The loss is the MLM cross-entropy averaged over
+    real predictions plus the SOP cross-entropy, as in the reference
+    `run_pretraining.py`; MLM and SOP accuracy are logged as metrics.
     """
+
+    head_kind = "pretraining"
 
     def __init__(self, backbone, **kwargs):
         super().__init__(**kwargs)
@@ -35,10 +43,8 @@ class AlbertPretrainingModel(keras.Model):
             dtype=backbone.dtype_policy, name="sop_head")
         self.mlm_head.build((None, None, config.hidden_dim))
         self.sop_head.build((None, config.hidden_dim))
-
-    @property
-    def config(self):
-        return self.backbone.config
+        self.mlm_accuracy = keras.metrics.Mean(name="mlm_accuracy")
+        self.sop_accuracy = keras.metrics.Mean(name="sop_accuracy")
 
     def call(self, inputs, training=None):
         outputs = self.backbone(inputs, training=training)
@@ -52,6 +58,28 @@ class AlbertPretrainingModel(keras.Model):
             "mlm_logits": self.mlm_head(sequence),
             "sop_logits": self.sop_head(outputs["pooled_output"]),
         }
+
+    def compute_loss(self, x=None, y=None, y_pred=None, sample_weight=None, training=True):
+        weights = ops.cast(y["mask_weights"], "float32")  # (batch, predictions)
+        mlm = sparse_cross_entropy(y["mask_ids"], y_pred["mlm_logits"])  # (batch, predictions)
+        total = ops.sum(weights)
+        mlm_loss = ops.sum(mlm * weights) / ops.maximum(total, 1.0)
+        sop = sparse_cross_entropy(y["sop_label"], y_pred["sop_logits"])
+        hits = ops.cast(ops.equal(ops.argmax(y_pred["mlm_logits"], -1),
+                                  ops.cast(y["mask_ids"], "int32")), "float32")
+        self.mlm_accuracy.update_state(ops.sum(hits * weights) / ops.maximum(total, 1.0))
+        self.sop_accuracy.update_state(ops.mean(ops.cast(ops.equal(
+            ops.argmax(y_pred["sop_logits"], -1), ops.cast(y["sop_label"], "int32")), "float32")))
+        # The MLM mean is per replica (over its own predictions), like the
+        # reference's per-core loss; both terms are averaged over replicas.
+        return replica_mean(ops.reshape(mlm_loss, (1,))) + replica_mean(sop)
+
+    @property
+    def metrics(self):
+        return [*super().metrics, self.mlm_accuracy, self.sop_accuracy]
+
+    def head_config(self):
+        return {"heads": ["mlm", "sop"]}
 
     def get_config(self):
         return {"backbone": keras.saving.serialize_keras_object(self.backbone),

@@ -1,0 +1,35 @@
+"""ALBERT pretraining data: n-gram masked-LM + sentence-order (SOP) instances.
+
+Data side (`python -m albert_tf.create_pretraining_data`):
+
+- `documents`: documents of sentences from raw text (`lines` or `prose`), streamed.
+- `sentences`: the prose sentence splitter and chapter-heading rule.
+- `instances`: segment pairs with SOP (or NSP) labels, per document.
+- `masking`: whole-word n-gram masking, 80/10/10 corruption.
+- `records`: the TFRecord format, the sharded writer and the reader
+  `pretraining_dataset`.
+- `options`: `DataOptions`, the settings of a run.
+- `pipeline`: the streamed run over a corpus (`create_pretraining_data`).
+
+Names are imported on first use, so the text-side modules load without
+TensorFlow (only `records` and `pipeline` need it).
+"""
+
+from albert_tf.lazy import lazy_exports
+
+_EXPORTS = {
+    "DataOptions": "albert_tf.pretraining.options",
+    "create_pretraining_data": "albert_tf.pretraining.pipeline",
+    "pretraining_dataset": "albert_tf.pretraining.records",
+    "read_records": "albert_tf.pretraining.records",
+    "feature_spec": "albert_tf.pretraining.records",
+    "read_documents": "albert_tf.pretraining.documents",
+    "split_sentences": "albert_tf.pretraining.sentences",
+    "mask_sequence": "albert_tf.pretraining.masking",
+    "VocabularyTables": "albert_tf.pretraining.masking",
+    "document_instances": "albert_tf.pretraining.instances",
+    "Instance": "albert_tf.pretraining.instances",
+}
+__all__ = sorted(_EXPORTS)
+
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)

@@ -1,0 +1,160 @@
+"""Pretraining: MLM + SOP on TFRecords from `create_pretraining_data`.
+
+`run_pretraining(settings)` is the library entry point behind
+`python -m albert_tf.pretrain`. It shares the fine-tuning engine (resumable
+checkpoints, divergence guard, progress, TensorBoard) and writes the result
+in albert_tf's format with both heads, which `finetune --init_checkpoint`
+reads.
+"""
+
+import glob
+import json
+import logging
+import os
+
+import keras
+import numpy as np
+import tensorflow as tf
+
+from albert_tf import checkpoints
+from albert_tf.backbone import AlbertBackbone
+from albert_tf.config import AlbertConfig, preset_names
+from albert_tf.io_utils import atomic_file
+from albert_tf.models.pretraining import AlbertPretrainingModel
+from albert_tf.training import engine
+from albert_tf.training.devices import make_strategy, resolve_precision
+from albert_tf.training.finetuning import worker_index
+from albert_tf.training.optimizers import create_optimizer
+from albert_tf.pretraining.train_settings import PretrainSettings  # noqa: F401 (re-export)
+
+def expand_files(patterns, what="--input_files"):
+    """Files matching comma-separated globs; an empty match is an error."""
+    files = sorted({f for p in patterns.split(",") if p for f in glob.glob(p)})
+    if not files:
+        raise FileNotFoundError(f"{what}: no file matches {patterns!r}")
+    return files
+
+
+def build_model(settings, policy):
+    """The pretraining model: from a checkpoint, grown from one, or new."""
+    if settings.init_checkpoint and not settings.init_from_group0:
+        return checkpoints.load_pretrained(settings.init_checkpoint, with_heads=True,
+                                           dtype=policy)
+    if settings.model in preset_names():
+        config = AlbertConfig.preset(settings.model)
+    else:
+        config = AlbertConfig.from_json_file(settings.model)
+    if settings.spm_model:
+        from albert_tf.tokenizer import SpmVocab
+
+        config = config.replace(vocabulary_size=SpmVocab(settings.spm_model).size)
+    model = AlbertPretrainingModel(AlbertBackbone(config, dtype=policy))
+    if settings.init_from_group0:
+        checkpoints.init_from_group0(model, settings.init_checkpoint)
+    return model
+
+
+def _dataset_fn(settings, files, strategy, repeat=True, seed=None):
+    """A function of an `InputContext`: that pipeline's per-replica batches."""
+    from albert_tf.pretraining import pretraining_dataset
+
+    micro_batch = settings.batch_size // settings.accumulation_steps
+
+    def dataset_fn(context):
+        dataset = pretraining_dataset(
+            files, context.get_per_replica_batch_size(micro_batch), settings.max_seq_length,
+            settings.max_predictions_per_seq, shuffle_seed=seed, repeat=repeat)
+        return dataset.shard(context.num_input_pipelines, context.input_pipeline_id)
+
+    return dataset_fn
+
+
+def make_train_dataset(settings, strategy):
+    """`make_dataset` for the engine: a seeded stream that skips what is done."""
+    dataset_fn = _dataset_fn(settings, expand_files(settings.input_files), strategy,
+                             seed=settings.seed)
+    local = strategy.num_replicas_in_sync  # per-replica batches yielded per step, all pipelines
+
+    def make(start):
+        def skipped(context):
+            per_pipeline = local // context.num_input_pipelines
+            return dataset_fn(context).skip(start * per_pipeline)
+
+        return strategy.distribute_datasets_from_function(skipped)
+
+    return make
+
+
+def evaluate(model, strategy, settings):
+    """MLM and SOP accuracy on `settings.eval_files`, with trivial baselines.
+
+    Baselines: always the most frequent masked token of the evaluated batches
+    (MLM) and always the more frequent order label (SOP).
+    """
+    files = expand_files(settings.eval_files, "--eval_files")
+    dataset = strategy.distribute_datasets_from_function(
+        _dataset_fn(settings, files, strategy, repeat=False))
+
+    @tf.function
+    def step(inputs, labels):
+        def replica(inputs, labels):
+            out = model(inputs, training=False)
+            weights = tf.cast(labels["mask_weights"], tf.float32)
+            predicted = tf.cast(tf.argmax(out["mlm_logits"], -1), tf.int32)
+            hits = tf.cast(tf.equal(predicted, tf.cast(labels["mask_ids"], tf.int32)), tf.float32)
+            sop = tf.cast(tf.equal(tf.cast(tf.argmax(out["sop_logits"], -1), tf.int32),
+                                   tf.cast(labels["sop_label"], tf.int32)), tf.float32)
+            return tf.reduce_sum(hits * weights), tf.reduce_sum(weights), tf.reduce_sum(sop)
+
+        sums = strategy.run(replica, args=(inputs, labels))
+        return [strategy.reduce("SUM", s, axis=None) for s in sums]
+
+    totals = np.zeros(3)
+    masked, orders = [], []
+    for i, (inputs, labels) in enumerate(dataset):
+        if i >= settings.eval_batches:
+            break
+        totals += [float(t) for t in step(inputs, labels)]
+        for ids, w, sop in zip(*(strategy.experimental_local_results(labels[k])
+                                 for k in ("mask_ids", "mask_weights", "sop_label"))):
+            masked.append(ids.numpy()[w.numpy() > 0])
+            orders.append(sop.numpy().reshape(-1))
+    masked, orders = np.concatenate(masked), np.concatenate(orders)
+    return {"mlm_accuracy": totals[0] / max(totals[1], 1),
+            "sop_accuracy": totals[2] / max(len(orders), 1),
+            "mlm_baseline_most_frequent_token": float(np.bincount(masked).max() / len(masked)),
+            "sop_baseline_majority": float(max(orders.mean(), 1 - orders.mean())),
+            "masked_tokens": int(totals[1]), "sequences": int(len(orders))}
+
+
+def run_pretraining(settings, verbose=True):
+    """Pretrains as `settings` say; returns the results (also in `pretrain_results.json`)."""
+    os.makedirs(settings.output_dir, exist_ok=True)
+    keras.utils.set_random_seed(settings.seed)
+    strategy = make_strategy(settings.strategy, settings.tpu)
+    policy, jit = resolve_precision(settings.precision, settings.xla, strategy)
+    worker = worker_index(strategy)
+    if worker is None:
+        settings.save()
+    with strategy.scope():
+        model = build_model(settings, policy)
+        optimizer = create_optimizer(settings.optimizer, settings.learning_rate,
+                                     settings.train_steps, settings.warmup_steps,
+                                     settings.weight_decay, settings.clip_norm,
+                                     settings.accumulation_steps)
+        if policy == "mixed_float16":
+            optimizer = keras.optimizers.LossScaleOptimizer(optimizer)
+        model.compile(optimizer=optimizer, jit_compile=jit)
+    logging.info("pretraining a backbone of %s parameters with %s, %s",
+                 model.backbone.count_params(), policy, type(strategy).__name__)
+    results = {"precision": policy, "xla": jit, "replicas": strategy.num_replicas_in_sync,
+               "train": engine.train(model, strategy, make_train_dataset(settings, strategy),
+                                     settings, settings.output_dir, verbose, worker)}
+    if settings.eval_files:
+        results["eval"] = evaluate(model, strategy, settings)
+    if worker is None:
+        with atomic_file(os.path.join(settings.output_dir, "pretrain_results.json")) as f:
+            json.dump(results, f, indent=2, sort_keys=True)
+        checkpoints.save_pretrained(model, os.path.join(settings.output_dir, "model"),
+                                    spm_model=settings.spm_model)
+    return results

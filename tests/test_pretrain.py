@@ -1,0 +1,55 @@
+"""Raw text -> pretraining data -> pretraining -> fine-tuning, through the CLIs."""
+
+import json
+import os
+
+import cli_helpers as cli
+from conftest import FIXTURES
+
+BOOK = os.path.join(FIXTURES, "pretraining", "ledger_gutenberg.txt")
+
+
+def _pretrain(out, data, model, *extra):
+    return cli.run("albert_tf.pretrain", f"--input_files={data}-*", f"--eval_files={data}-*",
+                   f"--model={model}", f"--spm_model={cli.SPM}", f"--output_dir={out}",
+                   "--max_seq_length=64", "--max_predictions_per_seq=10", "--batch_size=8",
+                   "--train_steps=10", "--warmup_steps=2", "--checkpoint_every=5",
+                   "--precision=fp32", "--eval_batches=5", *extra)
+
+
+def test_pretrain_then_finetune_from_it(tmp_path):
+    data = tmp_path / "data" / "train"
+    made = cli.run("albert_tf.create_pretraining_data", f"--input={BOOK}",
+                   "--input_format=prose", f"--spm_model={cli.SPM}", f"--output={data}",
+                   "--max_seq_length=64", "--max_predictions_per_seq=10", "--dupe_factor=2")
+    assert made.returncode == 0, made.stderr[-2000:]
+    model = cli.tiny_model(tmp_path)
+    result = _pretrain(tmp_path / "run", data, model)
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert "eval mlm_accuracy" in result.stdout
+    with open(tmp_path / "run" / "pretrain_results.json") as f:
+        results = json.load(f)
+    assert results["train"]["step"] == 10
+    for key in ("mlm_accuracy", "sop_accuracy", "mlm_baseline_most_frequent_token",
+                "sop_baseline_majority"):
+        assert 0.0 <= results["eval"][key] <= 1.0
+    assert os.path.isfile(tmp_path / "run" / "model" / "spiece.model")
+
+    again = _pretrain(tmp_path / "run", data, model)  # the same command resumes
+    assert again.returncode == 0, again.stderr[-3000:]
+    with open(tmp_path / "run" / "pretrain_results.json") as f:
+        assert json.load(f)["train"]["resumed_from"] == 10
+
+    tuned = cli.run("albert_tf.finetune", "--task=rte", f"--data_dir={cli.RTE}",
+                    f"--init_checkpoint={tmp_path / 'run' / 'model'}",
+                    f"--output_dir={tmp_path / 'rte'}", "--train_steps=3", "--warmup_steps=1",
+                    "--batch_size=4", "--max_seq_length=64", "--precision=fp32")
+    assert tuned.returncode == 0, tuned.stderr[-3000:]
+    assert "dev: accuracy=" in tuned.stdout
+
+
+def test_pretrain_errors_are_one_line(tmp_path):
+    result = cli.run("albert_tf.pretrain", f"--input_files={tmp_path}/none-*",
+                     f"--output_dir={tmp_path}/out", "--model=albert_base")
+    assert cli.one_line_error(result) == \
+        f"error: --input_files: no file matches '{tmp_path}/none-*'"
