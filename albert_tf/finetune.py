@@ -138,6 +138,25 @@ def print_results(results):
               f"{train.get('train_examples_per_second', 0):.1f} examples/s")
 
 
+def is_chief(settings):
+    """Whether this process is the one that wrote the run's model/ folder.
+
+    Only a multi-worker run has other workers; they are told apart as `run`
+    tells them apart (`worker_index`), from the TF_CONFIG cluster resolver that
+    MultiWorkerMirroredStrategy reads.
+    """
+    if settings.strategy != "multi_worker":
+        return True
+    import types
+
+    import tensorflow as tf
+
+    from albert_tf.training.finetuning import worker_index
+
+    resolver = tf.distribute.cluster_resolver.TFConfigClusterResolver()
+    return worker_index(types.SimpleNamespace(cluster_resolver=resolver)) is None
+
+
 def main(argv):
     if len(argv) > 1:
         sys.exit(f"error: unexpected arguments {argv[1:]}")
@@ -161,6 +180,10 @@ def main(argv):
         task, settings = resolve_settings(tasks, base)
         results = run(task, settings)
         print_results(results)
+        if settings.export and is_chief(settings):
+            from albert_tf.export.exporter import export_run
+
+            print(f"export: {export_run(settings.output_dir)}")
         if FLAGS.demo:
             demo.finish(task, settings)
     except (ValueError, FileNotFoundError, CheckpointError, TrainingDiverged) as e:

@@ -1,0 +1,49 @@
+"""Serving exports of fine-tuned models: SavedModels for TF Serving, and TFLite.
+
+    python -m albert_tf.export --model_dir=runs/squad_v2 --export_dir=exports/squad_v2
+
+`export_model(model_dir, export_dir)` writes `<export_dir>/<version>/`, a
+SavedModel with two signatures (SERVING.md lists every input and output):
+
+- `serving_default`: raw text in (`text`, or `text_a`/`text_b`, or
+  `question`/`context`; string `(batch_size,)`), the task's answer out. The
+  tokenization, packing, SQuAD windowing and span decoding are all in the
+  graph and agree with the host pipeline of `tasks` (tested).
+- `encoded`: token ids in, the model's raw outputs out.
+
+Loading needs only `tensorflow` and `tensorflow_text` (for its SentencePiece
+op): `import tensorflow_text` before `tf.saved_model.load`.
+
+Names are imported on first use, so that `--help` starts without TensorFlow.
+"""
+
+import importlib
+import os
+
+# What an export holds besides the SavedModel (read by albert_tf.predict
+# without importing TensorFlow).
+INFO_FILE = os.path.join("assets.extra", "albert_tf_export.json")
+TFLITE_FILE = "model.tflite"
+
+_EXPORTS = {
+    "export_model": "albert_tf.export.exporter",
+    "export_run": "albert_tf.export.exporter",
+    "build_serving_module": "albert_tf.export.exporter",
+    "next_version": "albert_tf.export.exporter",
+    "resolve_model_dir": "albert_tf.export.exporter",
+    "versions": "albert_tf.export.exporter",
+    "ClassifierServing": "albert_tf.export.classification",
+    "SquadServing": "albert_tf.export.squad",
+    "TfliteModel": "albert_tf.export.tflite",
+}
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name):
+    if name in _EXPORTS:
+        return getattr(importlib.import_module(_EXPORTS[name]), name)
+    raise AttributeError(f"module 'albert_tf.export' has no attribute {name!r}")
+
+
+def __dir__():
+    return __all__

@@ -1,0 +1,58 @@
+"""Serving a sentence (pair) classifier or regressor from raw text.
+
+`serving_default` takes `text` (one-sentence tasks) or `text_a`, `text_b`
+(pair tasks), string `(batch_size,)`, and packs `[CLS] a [SEP] (b [SEP])` as
+`tasks.classification.encode_pairs` does (same truncation, tested), cut to the
+batch's longest example. Outputs:
+
+- classification: `label` string, `label_id` int32 `(batch_size,)` (the
+  argmax), `probabilities` float32 `(batch_size, num_classes)` (a softmax of
+  the logits);
+- regression (STS-B): `score` float32 `(batch_size,)`, the raw output (the
+  model was trained on scores in [0, 5] but is not clipped here).
+"""
+
+import tensorflow as tf
+
+from albert_tf.export.base import ServingModule, padded_length
+from albert_tf.tokenizer import SegmentPacker
+
+
+class ClassifierServing(ServingModule):
+    """Raw-text signatures of an `AlbertClassifier`.
+
+    Args:
+        model: the fine-tuned `AlbertClassifier` (float32).
+        tokenizer: its `AlbertTokenizer`.
+        max_seq_length: the fine-tuning run's; longer inputs are truncated.
+        labels: label names in id order, or None for regression.
+        pair: whether the task takes two texts.
+    """
+
+    def __init__(self, model, tokenizer, max_seq_length, labels, pair):
+        super().__init__(model, tokenizer, max_seq_length, name="albert_classifier_serving")
+        self.packer = SegmentPacker(max_seq_length, tokenizer.cls_id, tokenizer.sep_id,
+                                    tokenizer.pad_id)
+        self.labels = None if labels is None else tuple(labels)
+        self.pair = pair
+        if pair:
+            self.define_signatures(self._serve_pair, ("text_a", "text_b"))
+        else:
+            self.define_signatures(self._serve_single, ("text",))
+
+    def _serve_single(self, text):
+        return self._outputs(self.packer(self.tokenizer(text)))
+
+    def _serve_pair(self, text_a, text_b):
+        return self._outputs(self.packer(self.tokenizer(text_a), self.tokenizer(text_b)))
+
+    def _outputs(self, packed):
+        length = padded_length(tf.reduce_sum(packed["padding_mask"], axis=1),
+                               self.max_seq_length)
+        logits = self.run_model({k: v[:, :length] for k, v in packed.items()})["logits"]
+        if self.labels is None:
+            return {"score": logits[:, 0]}
+        label_id = tf.argmax(logits, axis=-1, output_type=tf.int32)  # (batch,)
+        return {"label": tf.gather(tf.constant(self.labels), label_id),
+                "label_id": label_id,
+                "probabilities": tf.nn.softmax(logits, axis=-1)}

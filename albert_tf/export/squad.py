@@ -1,0 +1,80 @@
+"""Serving extractive question answering (SQuAD v1.1 / v2.0) from raw text.
+
+`serving_default` takes `question` and `context`, string `(batch_size,)`, and
+does in the graph what `tasks.squad.SquadTask` does on the host: tokenize
+(cutting the question to `max_query_length` tokens), slide windows over the
+context (`doc_stride`), run the model on every window of the batch at once,
+and decode the best span of each question (`squad_decode`). Outputs, all
+`(batch_size,)`:
+
+- `answer` string: the best span's text, stripped of outer whitespace; ""
+  when there is no valid span, and for v2.0 when the model says there is
+  no answer (`null_odds > null_threshold`);
+- `start`, `end` int32: character offsets of the answer in the context as
+  given (code points; invalid UTF-8 counts as one U+FFFD per bad
+  sequence), so that `context[start:end] == answer`; -1 when the answer is "";
+- `score` float32: the best span's start + end score (logits for the span
+  head, log-probabilities for ALBERT's v2 head), -2e6 without a valid span;
+- v2.0 only: `null_odds` float32 (the host's `null_odds.json` value) and
+  `no_answer_probability` float32, its sigmoid (for the v2 head, the
+  model's probability that the question is unanswerable).
+"""
+
+import tensorflow as tf
+
+from albert_tf.export import squad_decode, squad_windows
+from albert_tf.export.base import TOKEN_INPUTS, ServingModule
+
+
+class SquadServing(ServingModule):
+    """Raw-text signatures of a question-answering model.
+
+    Args:
+        model: `AlbertSpanQA` (head "span") or `AlbertV2QA` (head "v2").
+        tokenizer: its `AlbertTokenizer`.
+        max_seq_length: window length in tokens.
+        options: the run's `tasks.squad.SquadOptions` (doc_stride,
+            max_query_length, max_answer_length).
+        head: "span" or "v2"; v2: whether the task is SQuAD v2.0.
+        null_threshold: v2.0: answer "" when null odds exceed it.
+    """
+
+    input_names = TOKEN_INPUTS + ("p_mask",)
+
+    def __init__(self, model, tokenizer, max_seq_length, options, head, v2, null_threshold=0.0):
+        super().__init__(model, tokenizer, max_seq_length, name="albert_squad_serving")
+        if head not in ("span", "v2"):
+            raise ValueError(f"SquadServing: head must be 'span' or 'v2', got {head!r}")
+        self.doc_stride = options.doc_stride
+        self.max_query_length = options.max_query_length
+        self.max_answer_length = options.max_answer_length
+        self.head, self.v2 = head, v2
+        self.null_threshold = float(null_threshold)
+        # top_k over the window needs at least start_n_top / end_n_top positions.
+        self.min_length = max(getattr(model, "start_n_top", 1), getattr(model, "end_n_top", 1))
+        self.define_signatures(self._serve, ("question", "context"))
+
+    def _serve(self, question, context):
+        num_questions = tf.size(question)
+        query = self.tokenizer(question)[:, :self.max_query_length]
+        ids, starts, ends = self.tokenizer.tokenize_with_offsets(context)
+        tok = self.tokenizer
+        windows = squad_windows.make_windows(query, ids, self.max_seq_length, self.doc_stride,
+                                             (tok.cls_id, tok.sep_id, tok.pad_id),
+                                             self.min_length)
+        outputs = self.run_model(windows.inputs)
+        contexts = squad_decode.Contexts.build(context, starts, ends)
+        candidates = (squad_decode.span_candidates(outputs, self.max_answer_length)
+                      if self.head == "span" else squad_decode.beam_candidates(outputs))
+        found, score, begin, stop = squad_decode.best_spans(
+            windows, contexts, candidates, self.max_answer_length, num_questions)
+        result = {"score": tf.cast(score, tf.float32)}
+        if self.v2:
+            odds = squad_decode.null_odds(outputs, self.head, windows.question, num_questions,
+                                          score)
+            found = found & ~(odds > self.null_threshold)
+            result.update(null_odds=tf.cast(odds, tf.float32),
+                          no_answer_probability=tf.cast(tf.sigmoid(odds), tf.float32))
+        result["answer"], result["start"], result["end"] = squad_decode.answer_spans(
+            contexts, found, begin, stop)
+        return result

@@ -1,0 +1,250 @@
+r"""Predictions from raw text, as JSON lines, with an exported or fine-tuned model.
+
+    python -m albert_tf.predict --model=exports/rte --text_a="A man sleeps." --text_b="He rests."
+    python -m albert_tf.predict --model=exports/squad --input=questions.tsv --output=answers.jsonl
+    cat questions.jsonl | python -m albert_tf.predict --model=runs/squad_v2/model
+
+`--model`: a SavedModel version folder, an export root (its highest numeric
+version is used), or a fine-tuned `model/` folder (or the run's output
+folder), exported in memory. Each input row gives the model's inputs:
+`text` (or `text_a`) for one-sentence tasks, `text_a` and `text_b` for pairs,
+`question` and `context` for SQuAD; an `id` field is copied to the output.
+
+Input: the flags; or `--input=FILE`, a TSV file with a header row naming the
+columns (`.tsv`; fields split on tabs, no quoting) or JSON lines; or JSON
+lines on stdin. Output: one JSON object per row, the `serving_default`
+outputs (SERVING.md), on stdout or in `--output` (written only when complete).
+"""
+
+import contextlib
+import json
+import os
+import sys
+
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+
+from absl import app, flags  # noqa: E402
+
+from albert_tf.export import INFO_FILE  # noqa: E402 - the package, without TensorFlow
+
+FLAGS = flags.FLAGS
+flags.DEFINE_string("model", None, "Export folder (version or root) or fine-tuned model/ folder.")
+flags.DEFINE_string("text_a", None, "The text (one-sentence tasks) or the first text of a pair.")
+flags.DEFINE_string("text_b", None, "The second text of a pair.")
+flags.DEFINE_string("question", None, "SQuAD: the question.")
+flags.DEFINE_string("context", None, "SQuAD: the paragraph to answer from.")
+flags.DEFINE_string("input", None, "A .tsv file with a header row, or a JSON lines file; "
+                    "default: JSON lines on stdin (when no text flag is given).")
+flags.DEFINE_string("output", None, "Write the JSON lines here instead of stdout.")
+flags.DEFINE_integer("batch_size", 32, "Rows per call of the model.")
+
+TEXT_FLAGS = ("text_a", "text_b", "question", "context")
+STDIN = "<stdin>"
+
+
+def find_saved_model(path):
+    """`path` if it is a SavedModel, else its highest numeric version folder; or None."""
+    if os.path.isfile(os.path.join(path, "saved_model.pb")):
+        return path
+    if not os.path.isdir(path):
+        return None
+    found = [int(n) for n in os.listdir(path) if n.isdigit()
+             and os.path.isfile(os.path.join(path, n, "saved_model.pb"))]
+    return os.path.join(path, str(max(found))) if found else None
+
+
+class Predictor:
+    """The `serving_default` function of `--model`, loaded on first use.
+
+    `input_names` comes from the export's description when there is one, so
+    that bad input is reported before TensorFlow is even imported.
+    """
+
+    def __init__(self, path):
+        if not os.path.exists(path):
+            raise FileNotFoundError(f"--model: no such file or folder {path}")
+        self.path, self.saved_model = path, find_saved_model(path)
+        self._function, self.input_names = None, None
+        info = os.path.join(self.saved_model or "", INFO_FILE)
+        if self.saved_model and os.path.isfile(info):
+            with open(info, encoding="utf-8") as f:
+                self.input_names = tuple(json.load(f)["inputs"])
+        else:
+            self._load()
+
+    def _load(self):
+        import tensorflow as tf
+        import tensorflow_text  # noqa: F401 - registers the SentencePiece op
+
+        if self.saved_model:
+            self._loaded = tf.saved_model.load(self.saved_model)
+            self._function = self._loaded.signatures["serving_default"]
+            self.input_names = tuple(sorted(self._function.structured_input_signature[1]))
+        else:
+            from albert_tf.export.exporter import build_serving_module
+
+            self._loaded, info = build_serving_module(self.path)
+            self._function = self._loaded.serving_default
+            self.input_names = tuple(info["inputs"])
+
+    def __call__(self, columns):
+        """columns: name -> list of str. Returns name -> numpy array."""
+        import tensorflow as tf
+
+        if self._function is None:
+            self._load()
+        # A lone surrogate (possible in JSON) becomes "?": one character for
+        # one, so character offsets still index the text as given.
+        tensors = {k: tf.constant([t.encode("utf-8", "replace") for t in v], tf.string)
+                   for k, v in columns.items()}
+        outputs = self._function(**tensors)
+        return {k: v.numpy() for k, v in outputs.items()}
+
+
+def _row_fields(row, names, where):
+    """The model's inputs from one input row (dict); `text_a` stands for `text`."""
+    if names == ("text",) and "text" not in row and "text_a" in row:
+        row = dict(row, text=row["text_a"])
+    missing = [n for n in names if n not in row]
+    if missing:
+        raise ValueError(f"{where}: missing {', '.join(map(repr, missing))} (the model takes "
+                         f"{', '.join(names)})")
+    for name in names:
+        if not isinstance(row[name], str):
+            raise ValueError(f"{where}: {name!r} must be a string, got {type(row[name]).__name__}")
+    return row
+
+
+def _jsonl_rows(lines, name):
+    for line_no, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        try:
+            row = json.loads(line.rstrip("\r\n"))
+        except json.JSONDecodeError as e:
+            raise ValueError(f"{name}:{line_no}: not valid JSON ({e.msg} at column "
+                             f"{e.colno})") from None
+        if not isinstance(row, dict):
+            raise ValueError(f"{name}:{line_no}: expected a JSON object, got "
+                             f"{type(row).__name__}")
+        yield f"{name}:{line_no}", row
+
+
+def _tsv_rows(lines, name, names):
+    header = None
+    for line_no, line in enumerate(lines, start=1):
+        fields = line.removesuffix("\n").removesuffix("\r").split("\t")
+        if header is None:
+            header = [fields[0].removeprefix("\ufeff")] + fields[1:]
+            _row_fields({h: "" for h in header}, names, f"{name}:{line_no} (the header)")
+            continue
+        if line.strip() == "":
+            continue
+        if len(fields) != len(header):
+            raise ValueError(f"{name}:{line_no}: {len(fields)} tab-separated fields, the header "
+                             f"(line 1) names {len(header)}")
+        yield f"{name}:{line_no}", dict(zip(header, fields))
+
+
+def read_rows(lines, name, names):
+    """`(where, row)` of each input row, checked: TSV if `name` ends in .tsv, else JSON lines."""
+    rows = _tsv_rows(lines, name, names) if name.endswith(".tsv") else _jsonl_rows(lines, name)
+    for where, row in rows:
+        yield where, _row_fields(row, names, where)
+
+
+def _batches(rows, size):
+    batch = []
+    for row in rows:
+        batch.append(row)
+        if len(batch) == size:
+            yield batch
+            batch = []
+    if batch:
+        yield batch
+
+
+def _json_value(value):
+    if isinstance(value, bytes):
+        return value.decode("utf-8", "replace")
+    return value.item() if hasattr(value, "item") and value.ndim == 0 else value.tolist()
+
+
+def predict_rows(predictor, rows, batch_size, out):
+    """Writes one JSON line per `(where, row)` to `out`; returns how many."""
+    count = 0
+    for batch in _batches(rows, batch_size):
+        columns = {n: [row[n] for _, row in batch] for n in predictor.input_names}
+        outputs = predictor(columns)
+        for i, (_, row) in enumerate(batch):
+            result = {"id": row["id"]} if "id" in row else {}
+            result.update({k: _json_value(v[i]) for k, v in sorted(outputs.items())})
+            out.write(json.dumps(result, ensure_ascii=False) + "\n")
+        out.flush()
+        count += len(batch)
+    return count
+
+
+def _decoded(lines, name):
+    """Text lines of a binary stream; an encoding error names its line."""
+    for line_no, raw in enumerate(lines, start=1):
+        try:
+            yield raw.decode("utf-8")
+        except UnicodeDecodeError as e:
+            raise ValueError(f"{name}:{line_no}: not UTF-8 ({e.reason} at byte "
+                             f"{e.start})") from None
+
+
+@contextlib.contextmanager
+def _input_rows(names):
+    """The checked input rows: from the text flags, --input, or stdin."""
+    given = {name: FLAGS[name].value for name in TEXT_FLAGS if FLAGS[name].value is not None}
+    if given:
+        unused = sorted(set(given) - set(names) - ({"text_a"} if names == ("text",) else set()))
+        if unused:
+            raise ValueError(f"the model takes {', '.join(names)}, not --{', --'.join(unused)}")
+        yield [("command line", _row_fields(given, names, "command line"))]
+    elif FLAGS.input and FLAGS.input != "-":
+        with open(FLAGS.input, "rb") as f:
+            yield read_rows(_decoded(f, FLAGS.input), FLAGS.input, names)
+    else:
+        yield read_rows(_decoded(sys.stdin.buffer, STDIN), STDIN, names)
+
+
+@contextlib.contextmanager
+def _output():
+    if not FLAGS.output:
+        yield sys.stdout
+        return
+    from albert_tf.io_utils import atomic_file
+
+    with atomic_file(FLAGS.output, "w", encoding="utf-8") as f:
+        yield f
+
+
+def _check_flags():
+    if not FLAGS.model:
+        raise ValueError("--model is required")
+    if FLAGS.batch_size < 1:
+        raise ValueError(f"--batch_size must be positive, got {FLAGS.batch_size}")
+    given = [name for name in TEXT_FLAGS if FLAGS[name].value is not None]
+    if given and FLAGS.input:
+        raise ValueError(f"give either --input or text flags ({', '.join(given)}), not both")
+    if FLAGS.input and FLAGS.input != "-" and not os.path.isfile(FLAGS.input):
+        raise FileNotFoundError(f"--input: no such file {FLAGS.input}")
+
+
+def main(argv):
+    if len(argv) > 1:
+        sys.exit(f"error: unexpected arguments {argv[1:]}")
+    try:
+        _check_flags()
+        predictor = Predictor(FLAGS.model)
+        with _input_rows(predictor.input_names) as rows, _output() as out:
+            predict_rows(predictor, rows, FLAGS.batch_size, out)
+    except (ValueError, FileNotFoundError) as e:
+        sys.exit(f"error: {e}")
+
+
+if __name__ == "__main__":
+    app.run(main)

@@ -1,0 +1,120 @@
+"""`python -m albert_tf.predict`, run as a user runs it."""
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import cli_helpers as cli
+import export_helpers as helpers
+
+ROWS = [{"id": "a", "question": "Who wrote the book?",
+         "context": "Anna wrote the book in 1990, in Paris, then left for Rome."},
+        {"id": 7, "question": "", "context": ""},
+        {"question": "what is ½?", "context": "ﬁve ½ quarters of 12,345 pounds " * 5},
+        {"id": "d", "question": "Où?", "context": "東京 🙂 Genève"},
+        {"id": "e", "question": "x", "context": "y"}]
+
+
+def _predict(*args, stdin=None):
+    return subprocess.run([sys.executable, "-m", "albert_tf.predict", *args], input=stdin,
+                          capture_output=True, text=True, timeout=300, cwd=cli.ROOT,
+                          env=cli.env())
+
+
+def _lines(text):
+    return [json.loads(line) for line in text.splitlines() if line.strip()]
+
+
+def _check(got_rows, version_dir, rows):
+    expected = helpers.serve(version_dir, **{k: [r[k] for r in rows]
+                                             for k in helpers.export_info(version_dir)["inputs"]})
+    assert len(got_rows) == len(rows)
+    for i, (got, row) in enumerate(zip(got_rows, rows)):
+        assert got.pop("id", None) == row.get("id")
+        assert sorted(got) == sorted(expected)
+        for name, values in expected.items():
+            value = values[i].decode() if isinstance(values[i], bytes) else values[i]
+            if isinstance(value, str) or np.asarray(value).dtype.kind == "i":
+                assert got[name] == np.asarray(value).tolist(), name
+            else:
+                np.testing.assert_allclose(got[name], value, rtol=1e-6, err_msg=name)
+
+
+def test_jsonl_file_in_batches_with_the_highest_version(tmp_path, tmp_path_factory):
+    version_dir = helpers.exported(tmp_path_factory, "squad_v2")[0]
+    root = tmp_path / "exports"
+    shutil.copytree(version_dir, root / "12")
+    (root / "3").mkdir()
+    (root / "3" / "saved_model.pb").write_bytes(b"not a model: loading it would fail")
+    source = tmp_path / "questions.jsonl"
+    source.write_text("\n".join(json.dumps(r, ensure_ascii=False) for r in ROWS) + "\n\n",
+                      encoding="utf-8")
+    out = tmp_path / "answers.jsonl"
+    result = _predict(f"--model={root}", f"--input={source}", f"--output={out}",
+                      "--batch_size=2")
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert result.stdout == ""
+    _check(_lines(out.read_text(encoding="utf-8")), version_dir, ROWS)
+
+
+@pytest.mark.parametrize("name,content,error", [
+    ("q.tsv", "id\tquestion\tcontent\n1\twho\tx\n", r"q.tsv:1 \(the header\): missing 'context'"),
+    ("q.tsv", "question\tcontext\nwho\tx\nwhy\n", r"q.tsv:3: 1 tab-separated fields, the header "
+                                                   r"\(line 1\) names 2"),
+    ("q.jsonl", '{"question": "a", "context": "b"}\n\n{"question": "a", "context": \n',
+     r"q.jsonl:3: not valid JSON \(Expecting value at column 30\)"),
+    ("q.jsonl", '{"question": "a", "context": "b"}\n{"question": "a"}\n',
+     r"q.jsonl:2: missing 'context' \(the model takes question, context\)"),
+    ("q.jsonl", '{"question": "a", "context": 3}\n', r"q.jsonl:1: 'context' must be a string"),
+    ("q.jsonl", '["a", "b"]\n', r"q.jsonl:1: expected a JSON object, got list"),
+    ("q.jsonl", b'{"question": "a", "context": "\xff"}\n', r"q.jsonl:1: not UTF-8"),
+])
+def test_bad_input_names_the_file_and_line(tmp_path, tmp_path_factory, name, content, error):
+    version_dir = helpers.exported(tmp_path_factory, "squad")[0]
+    path = tmp_path / name
+    path.write_bytes(content if isinstance(content, bytes) else content.encode())
+    result = _predict(f"--model={version_dir}", f"--input={path}")
+    line = cli.one_line_error(result)
+    assert line.startswith(f"error: {path}") and re.search(error, line), line
+
+
+def test_bad_flags_are_one_line_errors(tmp_path, tmp_path_factory):
+    version_dir = helpers.exported(tmp_path_factory, "sst2")[0]
+    for args, error in (
+            ([], "error: --model is required"),
+            ([f"--model={tmp_path / 'nothing'}"], "error: --model: no such file or folder"),
+            ([f"--model={version_dir}", "--text_a=x", "--input=f.tsv"], "error: give either"),
+            ([f"--model={version_dir}", "--question=x"],
+             "error: the model takes text, not --question"),
+            ([f"--model={version_dir}", "--batch_size=0"], "error: --batch_size must be")):
+        assert cli.one_line_error(_predict(*args)).startswith(error)
+
+
+@pytest.mark.slow
+def test_flags_stdin_tsv_and_a_finetuned_folder(tmp_path, tmp_path_factory):
+    sst2 = helpers.exported(tmp_path_factory, "sst2")
+    result = _predict(f"--model={sst2[0]}", "--text_a=A fine film.")
+    assert result.returncode == 0, result.stderr[-3000:]
+    _check(_lines(result.stdout), sst2[0], [{"text": "A fine film."}])
+
+    stsb = helpers.exported(tmp_path_factory, "stsb")
+    rows = [{"text_a": "A cat.", "text_b": "A dog."}, {"id": 1, "text_a": "", "text_b": "x"}]
+    result = _predict(f"--model={os.path.dirname(stsb[0])}", "--batch_size=1",
+                      stdin="".join(json.dumps(r) + "\n" for r in rows))
+    assert result.returncode == 0, result.stderr[-3000:]
+    _check(_lines(result.stdout), stsb[0], rows)
+
+    squad = helpers.exported(tmp_path_factory, "squad")
+    tsv = tmp_path / "questions.tsv"
+    tsv.write_text("\ufeffid\tquestion\tcontext\n" + "".join(
+        f"{r.get('id', '')}\t{r['question']}\t{r['context']}\n" for r in ROWS), encoding="utf-8")
+    for model in (squad[0], squad[1]):  # the export, then the fine-tuned model/ folder
+        result = _predict(f"--model={model}", f"--input={tsv}")
+        assert result.returncode == 0, result.stderr[-3000:]
+        _check(_lines(result.stdout), squad[0], [dict(r, id=str(r.get("id", ""))) for r in ROWS])
