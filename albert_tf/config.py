@@ -162,84 +162,25 @@ def _check_supported(values, source, unsupported):
                              f"(supported: {list(default)})")
 
 
-# Google's original `albert_config.json`. Its "gelu" is the tanh approximation.
+# Google's `albert_config.json` and Hugging Face's `config.json` share BERT's
+# field names; they differ in what "gelu" means (Google: the tanh
+# approximation; Hugging Face: exact erf, "gelu_new" being the approximation)
+# and in the extras each adds.
 _GOOGLE_ACTIVATIONS = {"gelu": "gelu_approximate", "relu": "relu"}
 _GOOGLE_UNSUPPORTED = {"net_structure_type": (0,), "gap_size": (0,),
                        "down_scale_factor": (1, 1.0), "layers_to_keep": ([],)}
-
-
-def from_google_json(values, source="albert_config.json"):
-    """AlbertConfig from the dict of Google's `albert_config.json`."""
-    _check_supported(values, source, _GOOGLE_UNSUPPORTED)
-    act = values.get("hidden_act", "gelu")
-    if act not in _GOOGLE_ACTIVATIONS:
-        raise ValueError(f"{source}: hidden_act={act!r} is not supported "
-                         f"(supported: {sorted(_GOOGLE_ACTIVATIONS)})")
-    try:
-        return AlbertConfig(
-            vocabulary_size=values["vocab_size"],
-            num_layers=values["num_hidden_layers"],
-            num_heads=values["num_attention_heads"],
-            hidden_dim=values["hidden_size"],
-            intermediate_dim=values["intermediate_size"],
-            embedding_dim=values.get("embedding_size", 128),
-            num_groups=values.get("num_hidden_groups", 1),
-            num_inner_repetitions=values.get("inner_group_num", 1),
-            dropout=float(values.get("hidden_dropout_prob", 0.0)),
-            attention_dropout=float(values.get("attention_probs_dropout_prob", 0.0)),
-            max_sequence_length=values.get("max_position_embeddings", 512),
-            num_segments=values.get("type_vocab_size", 2),
-            activation=_GOOGLE_ACTIVATIONS[act],
-            initializer_range=values.get("initializer_range", 0.02),
-        )
-    except KeyError as e:
-        raise ValueError(f"{source}: missing required field {e.args[0]!r}") from None
-    except ValueError as e:
-        raise ValueError(f"{source}: {e}") from None
-
-
-def to_google_json(config):
-    if config.activation == "gelu":
-        raise ValueError("activation='gelu' (exact) has no name in Google's albert_config.json, "
-                         "whose 'gelu' is the tanh approximation")
-    return {
-        "vocab_size": config.vocabulary_size,
-        "embedding_size": config.embedding_dim,
-        "hidden_size": config.hidden_dim,
-        "num_hidden_layers": config.num_layers,
-        "num_hidden_groups": _grouped_layout(config, "Google TF1"),
-        "inner_group_num": config.num_inner_repetitions,
-        "num_attention_heads": config.num_heads,
-        "intermediate_size": config.intermediate_dim,
-        "hidden_act": {"gelu_approximate": "gelu", "relu": "relu"}[config.activation],
-        "hidden_dropout_prob": config.dropout,
-        "attention_probs_dropout_prob": config.attention_dropout,
-        "max_position_embeddings": config.max_sequence_length,
-        "type_vocab_size": config.num_segments,
-        "initializer_range": config.initializer_range,
-        "down_scale_factor": 1,
-        "gap_size": 0,
-        "net_structure_type": 0,
-        "layers_to_keep": [],
-    }
-
-
-# Hugging Face `config.json` (model_type "albert"). Its "gelu" is exact (erf);
-# "gelu_new" and its aliases are the tanh approximation.
 _HF_ACTIVATIONS = {"gelu_new": "gelu_approximate", "gelu_pytorch_tanh": "gelu_approximate",
                    "gelu": "gelu", "relu": "relu"}
 _HF_UNSUPPORTED = {"position_embedding_type": ("absolute",)}
 
 
-def from_hf_json(values, source="config.json"):
-    """AlbertConfig from the dict of a Hugging Face ALBERT `config.json`."""
-    if values.get("model_type", "albert") != "albert":
-        raise ValueError(f"{source}: model_type={values['model_type']!r}, expected 'albert'")
-    _check_supported(values, source, _HF_UNSUPPORTED)
-    act = values.get("hidden_act", "gelu_new")
-    if act not in _HF_ACTIVATIONS:
+def _from_bert_names(values, source, activations, default_activation, unsupported):
+    """AlbertConfig from a dict with BERT-style field names."""
+    _check_supported(values, source, unsupported)
+    act = values.get("hidden_act", default_activation)
+    if act not in activations:
         raise ValueError(f"{source}: hidden_act={act!r} is not supported "
-                         f"(supported: {sorted(_HF_ACTIVATIONS)})")
+                         f"(supported: {sorted(activations)})")
     try:
         return AlbertConfig(
             vocabulary_size=values["vocab_size"],
@@ -254,7 +195,7 @@ def from_hf_json(values, source="config.json"):
             attention_dropout=float(values.get("attention_probs_dropout_prob", 0.0)),
             max_sequence_length=values.get("max_position_embeddings", 512),
             num_segments=values.get("type_vocab_size", 2),
-            activation=_HF_ACTIVATIONS[act],
+            activation=activations[act],
             layer_norm_epsilon=values.get("layer_norm_eps", 1e-12),
             initializer_range=values.get("initializer_range", 0.02),
         )
@@ -264,28 +205,50 @@ def from_hf_json(values, source="config.json"):
         raise ValueError(f"{source}: {e}") from None
 
 
-def to_hf_json(config, architecture="AlbertForPreTraining"):
+def _to_bert_names(config, format_name, activations):
+    """The BERT-style fields of `config` (`activations`: ours -> theirs)."""
     return {
-        "architectures": [architecture],
-        "model_type": "albert",
         "vocab_size": config.vocabulary_size,
         "embedding_size": config.embedding_dim,
         "hidden_size": config.hidden_dim,
         "num_hidden_layers": config.num_layers,
-        "num_hidden_groups": _grouped_layout(config, "Hugging Face"),
+        "num_hidden_groups": _grouped_layout(config, format_name),
         "inner_group_num": config.num_inner_repetitions,
         "num_attention_heads": config.num_heads,
         "intermediate_size": config.intermediate_dim,
-        "hidden_act": {"gelu_approximate": "gelu_new", "gelu": "gelu",
-                       "relu": "relu"}[config.activation],
+        "hidden_act": activations[config.activation],
         "hidden_dropout_prob": config.dropout,
         "attention_probs_dropout_prob": config.attention_dropout,
         "max_position_embeddings": config.max_sequence_length,
         "type_vocab_size": config.num_segments,
         "initializer_range": config.initializer_range,
-        "layer_norm_eps": config.layer_norm_epsilon,
-        "position_embedding_type": "absolute",
-        "pad_token_id": 0,
-        "bos_token_id": 2,
-        "eos_token_id": 3,
     }
+
+
+def from_google_json(values, source="albert_config.json"):
+    """AlbertConfig from the dict of Google's `albert_config.json`."""
+    return _from_bert_names(values, source, _GOOGLE_ACTIVATIONS, "gelu", _GOOGLE_UNSUPPORTED)
+
+
+def to_google_json(config):
+    if config.activation == "gelu":
+        raise ValueError("activation='gelu' (exact) has no name in Google's albert_config.json, "
+                         "whose 'gelu' is the tanh approximation")
+    return {**_to_bert_names(config, "Google TF1", {"gelu_approximate": "gelu", "relu": "relu"}),
+            "down_scale_factor": 1, "gap_size": 0, "net_structure_type": 0,
+            "layers_to_keep": []}
+
+
+def from_hf_json(values, source="config.json"):
+    """AlbertConfig from the dict of a Hugging Face ALBERT `config.json`."""
+    if values.get("model_type", "albert") != "albert":
+        raise ValueError(f"{source}: model_type={values['model_type']!r}, expected 'albert'")
+    return _from_bert_names(values, source, _HF_ACTIVATIONS, "gelu_new", _HF_UNSUPPORTED)
+
+
+def to_hf_json(config, architecture="AlbertForPreTraining"):
+    activations = {"gelu_approximate": "gelu_new", "gelu": "gelu", "relu": "relu"}
+    return {"architectures": [architecture], "model_type": "albert",
+            **_to_bert_names(config, "Hugging Face", activations),
+            "layer_norm_eps": config.layer_norm_epsilon, "position_embedding_type": "absolute",
+            "pad_token_id": 0, "bos_token_id": 2, "eos_token_id": 3}

@@ -17,7 +17,7 @@ op): `import tensorflow_text` before `tf.saved_model.load`.
 Names are imported on first use, so that `--help` starts without TensorFlow.
 """
 
-import importlib
+from albert_tf.lazy import lazy_exports
 import os
 
 # What an export holds besides the SavedModel (read by albert_tf.predict
@@ -38,12 +38,4 @@ _EXPORTS = {
 }
 __all__ = sorted(_EXPORTS)
 
-
-def __getattr__(name):
-    if name in _EXPORTS:
-        return getattr(importlib.import_module(_EXPORTS[name]), name)
-    raise AttributeError(f"module 'albert_tf.export' has no attribute {name!r}")
-
-
-def __dir__():
-    return __all__
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
