@@ -1,14 +1,11 @@
 """`AlbertBackbone`: embeddings, the shared encoder and the pooler."""
 
-import contextlib
-
 import keras
 from keras import ops
 
 from albert_tf.config import AlbertConfig
-from albert_tf.layers.attention import SelfAttentionBlock
 from albert_tf.layers.embedding import AlbertEmbedding
-from albert_tf.layers.feedforward import FeedForwardBlock
+from albert_tf.layers.encoder import AlbertEncoder
 from albert_tf.layers.init import kernel_initializer
 from albert_tf.sharing import sharing_plan
 
@@ -50,18 +47,6 @@ class AlbertBackbone(keras.Model):
     def __init__(self, config, dtype=None, remat=False, **kwargs):
         if not isinstance(config, AlbertConfig):
             raise TypeError(f"config must be an AlbertConfig, got {type(config).__name__}")
-        if remat and (config.dropout or config.attention_dropout):
-            # A recomputed block would draw new dropout masks in the backward pass.
-            raise ValueError("remat=True needs dropout=0 and attention_dropout=0, got "
-                             f"{config.dropout} and {config.attention_dropout}")
-        plan = sharing_plan(config)
-        block_names = [f"attention_{j}" for j in range(plan.num_attention_modules)] + [
-            f"ffn_{j}" for j in range(plan.num_ffn_modules)]
-        # Activation recomputation: each block call keeps only its input for
-        # the backward pass and recomputes the rest (more compute, less memory).
-        remat_scope = keras.RematScope(mode="list_of_layers", layer_names=block_names) \
-            if remat else contextlib.nullcontext()
-
         # === Layers ===
         self.embeddings = AlbertEmbedding(
             vocabulary_size=config.vocabulary_size, embedding_dim=config.embedding_dim,
@@ -69,23 +54,8 @@ class AlbertBackbone(keras.Model):
             num_segments=config.num_segments, dropout=config.dropout,
             layer_norm_epsilon=config.layer_norm_epsilon,
             initializer_range=config.initializer_range, dtype=dtype, name="embeddings")
-        with remat_scope:
-            self.attention_blocks = [
-                SelfAttentionBlock(
-                    hidden_dim=config.hidden_dim, num_heads=config.num_heads,
-                    dropout=config.dropout, attention_dropout=config.attention_dropout,
-                    layer_norm_epsilon=config.layer_norm_epsilon,
-                    initializer_range=config.initializer_range, dtype=dtype,
-                    name=f"attention_{j}")
-                for j in range(plan.num_attention_modules)]
-            self.ffn_blocks = [
-                FeedForwardBlock(
-                    hidden_dim=config.hidden_dim, intermediate_dim=config.intermediate_dim,
-                    activation=config.activation, dropout=config.dropout,
-                    layer_norm_epsilon=config.layer_norm_epsilon,
-                    initializer_range=config.initializer_range, dtype=dtype,
-                    name=f"ffn_{j}")
-                for j in range(plan.num_ffn_modules)]
+        self.encoder = AlbertEncoder(config, sharing_plan(config), remat=remat, dtype=dtype,
+                                     name="encoder")
         self.pooler = keras.layers.Dense(
             config.hidden_dim, activation="tanh",
             kernel_initializer=kernel_initializer(config.initializer_range),
@@ -98,9 +68,7 @@ class AlbertBackbone(keras.Model):
         x = self.embeddings(token_ids, segment_ids)  # (batch, seq, H)
         # (batch, 1, 1, seq): broadcast over heads and query positions.
         attention_bias = (1.0 - ops.cast(padding_mask, "float32")[:, None, None, :]) * _MASK_VALUE
-        for call in range(plan.num_calls):
-            x = self.attention_blocks[plan.attention[call]](x, attention_bias)
-            x = self.ffn_blocks[plan.ffn[call]](x)
+        x = self.encoder(x, attention_bias)  # all layers, shared as the config says
         pooled = self.pooler(x[:, 0, :])  # (batch, H), from [CLS]
         super().__init__(
             inputs={"token_ids": token_ids, "segment_ids": segment_ids,
@@ -119,6 +87,14 @@ class AlbertBackbone(keras.Model):
         if isinstance(inputs, dict):
             inputs = {k: v for k, v in inputs.items() if k in INPUT_NAMES}
         return super().call(inputs, training=training, mask=mask)
+
+    @property
+    def attention_blocks(self):
+        return self.encoder.attention_blocks
+
+    @property
+    def ffn_blocks(self):
+        return self.encoder.ffn_blocks
 
     @property
     def token_embedding(self):

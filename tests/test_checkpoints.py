@@ -196,8 +196,8 @@ def test_init_from_group0_grows_a_model(tmp_path):
     init_from_group0(grown, str(tmp_path / "small"))
     for a in ("attention_0", "attention_1"):
         np.testing.assert_array_equal(
-            grown.backbone.get_layer(a).query.kernel.numpy(),
-            small.backbone.get_layer("attention_0").query.kernel.numpy())
+            grown.backbone.attention_blocks[int(a[-1])].query.kernel.numpy(),
+            small.backbone.attention_blocks[0].query.kernel.numpy())
     # Both groups equal the small model's one group: the grown model computes
     # what the small one does with every layer applied twice as often.
     twice = AlbertPretrainingModel(AlbertBackbone(tiny_config(num_layers=4)))

@@ -1,8 +1,9 @@
 """The feed-forward sub-layer of a post-LayerNorm transformer block."""
 
 import keras
+from keras import ops
 
-from albert_tf.layers.init import activation_fn, kernel_initializer
+from albert_tf.layers.init import activation_fn, dense_2d, kernel_initializer
 
 
 class FeedForwardBlock(keras.layers.Layer):
@@ -29,9 +30,12 @@ class FeedForwardBlock(keras.layers.Layer):
         self.initializer_range = initializer_range
 
         init = kernel_initializer(initializer_range)
+        self._activation = activation_fn(activation)
+        # The Dense layers own the weights (and their names); `call` uses
+        # them through `dense_2d`.
         self.intermediate = keras.layers.Dense(
-            intermediate_dim, activation=activation_fn(activation), kernel_initializer=init,
-            dtype=self.dtype_policy, name="intermediate")
+            intermediate_dim, kernel_initializer=init, dtype=self.dtype_policy,
+            name="intermediate")
         self.output_dense = keras.layers.Dense(
             hidden_dim, kernel_initializer=init, dtype=self.dtype_policy, name="output")
         self.layer_norm = keras.layers.LayerNormalization(
@@ -43,9 +47,22 @@ class FeedForwardBlock(keras.layers.Layer):
         self.output_dense.build((None, None, self.intermediate_dim))
         self.layer_norm.build((None, None, self.hidden_dim))
 
+    def compute_weights(self):
+        """The block's matrices in the compute dtype, for `call_with`."""
+        return tuple(ops.cast(w, self.compute_dtype) for w in (
+            self.intermediate.kernel, self.intermediate.bias, self.output_dense.kernel,
+            self.output_dense.bias))
+
     def call(self, x, training=None):
-        h = self.intermediate(x)  # (batch, seq, intermediate)
-        out = self.output_dropout(self.output_dense(h), training=training)
+        return self.call_with(self.compute_weights(), x, training)
+
+    def call_with(self, weights, x, training=None):
+        """The block with `weights` from `compute_weights` (cast once, used by many layers)."""
+        in_kernel, in_bias, out_kernel, out_bias = weights
+        flat = ops.reshape(x, (-1, self.hidden_dim))  # (batch * seq, H)
+        h = dense_2d(flat, in_kernel, in_bias, self._activation)  # (rows, I)
+        out = dense_2d(h, out_kernel, out_bias)
+        out = self.output_dropout(ops.reshape(out, ops.shape(x)), training=training)
         return self.layer_norm(x + out)
 
     def compute_output_shape(self, x_shape):

@@ -13,6 +13,7 @@ steps), as the reference does.
 import re
 
 import keras
+import tensorflow as tf
 from keras import ops
 
 # The reference's `exclude_from_weight_decay`, matched against variable paths.
@@ -103,7 +104,18 @@ class AdamWeightDecay(_ReferenceOptimizer):
 
     def update_step(self, gradient, variable, learning_rate):
         lr = ops.cast(learning_rate, variable.dtype)
-        self.assign_sub(variable, lr * self._adam_direction(gradient, variable))
+        index = self._get_variable_index(variable)
+        if self.decay_rate > 0 and not self._excluded[index]:
+            # Decay from the old value first; the Adam step does not read w,
+            # so this equals the reference's single update.
+            self.assign_sub(variable, lr * self.decay_rate * variable)
+        # TensorFlow's fused Adam kernel (one pass over w, m, v instead of
+        # about ten); beta powers of 0 turn its bias correction off.
+        m, v = self._m[index], self._v[index]
+        tf.raw_ops.ResourceApplyAdam(
+            var=variable.handle, m=m.value.handle, v=v.value.handle, beta1_power=0.0,
+            beta2_power=0.0, lr=lr, beta1=self.beta_1, beta2=self.beta_2,
+            epsilon=self.epsilon, grad=ops.cast(gradient, variable.dtype))
 
 
 @keras.saving.register_keras_serializable(package="albert_tf")
