@@ -11,9 +11,9 @@ import numpy as np
 import tensorflow as tf
 
 import tasks
-from albert_tf import checkpoints
 from albert_tf.backbone import AlbertBackbone
 from albert_tf.config import AlbertConfig
+from albert_tf.training.finetuning import save_finetuned
 from albert_tf.training.settings import FinetuneSettings
 from conftest import FIXTURES
 from tasks import glue
@@ -54,8 +54,7 @@ def finetuned_dir(output_dir, task_name, seed=0, max_seq_length=19, **options):
     model = task.build_model(AlbertBackbone(AlbertConfig(**TINY)), settings)
     randomize(model, seed)
     model_dir = os.path.join(str(output_dir), "model")
-    checkpoints.save_pretrained(model, model_dir, spm_model=SPM, extra={
-        "task": task.name, "head": model.head_config(), "settings": settings.to_dict()})
+    save_finetuned(model, task, settings, model_dir, SPM)
     return model_dir, task, settings, model
 
 

@@ -42,8 +42,9 @@ def _check(got_rows, version_dir, rows):
             value = values[i].decode() if isinstance(values[i], bytes) else values[i]
             if isinstance(value, str) or np.asarray(value).dtype.kind == "i":
                 assert got[name] == np.asarray(value).tolist(), name
-            else:
-                np.testing.assert_allclose(got[name], value, rtol=1e-6, err_msg=name)
+            else:  # batches of other sizes round float32 sums differently
+                np.testing.assert_allclose(got[name], value, rtol=1e-5, atol=1e-6,
+                                           err_msg=name)
 
 
 def test_jsonl_file_in_batches_with_the_highest_version(tmp_path, tmp_path_factory):

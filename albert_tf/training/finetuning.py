@@ -183,9 +183,15 @@ def run(task, settings, verbose=True):
                                   for split in task.test_splits}
     if current.chief:
         _write_json(os.path.join(settings.output_dir, RESULTS_FILE), results)
-        checkpoints.save_pretrained(
-            current.model, os.path.join(settings.output_dir, MODEL_DIR),
-            extra={"task": task.name, "head": current.model.head_config(),
-                   "settings": settings.to_dict()},
-            spm_model=current.spm_model)
+        save_finetuned(current.model, task, settings,
+                       os.path.join(settings.output_dir, MODEL_DIR), current.spm_model)
     return results
+
+
+def save_finetuned(model, task, settings, directory, spm_model):
+    """Writes a fine-tuned model folder (what `tasks.finetuned.load_finetuned` reads):
+    the weights with the task head, the task, the run's settings and the
+    SentencePiece model."""
+    return checkpoints.save_pretrained(
+        model, directory, spm_model=spm_model,
+        extra={"task": task.name, "head": model.head_config(), "settings": settings.to_dict()})
