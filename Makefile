@@ -11,7 +11,16 @@ $(STAMP): requirements.txt requirements-test.txt
 	$(PY) -m pip install -q -r requirements.txt -r requirements-test.txt
 	touch $(STAMP)
 
-.PHONY: setup test test-all demo
+BENCH_VENV ?= .venv-bench
+BENCH_STAMP := $(BENCH_VENV)/.installed
+
+$(BENCH_STAMP): requirements.txt bench/requirements-bench.txt
+	$(PYTHON) -m venv $(BENCH_VENV)
+	$(BENCH_VENV)/bin/python -m pip install -q --upgrade pip
+	$(BENCH_VENV)/bin/python -m pip install -q -r requirements.txt -r bench/requirements-bench.txt
+	touch $(BENCH_STAMP)
+
+.PHONY: setup test test-all demo bench
 setup: $(STAMP)
 
 test: $(STAMP)
@@ -22,3 +31,7 @@ test-all: $(STAMP)
 
 demo: $(STAMP)
 	$(PY) -m albert_tf.finetune --task=squad --demo --output_dir=runs/demo_squad
+
+# Benchmarks against keras-hub and PyTorch transformers (installed only here).
+bench: $(BENCH_STAMP)
+	PYTHONPATH=. $(BENCH_VENV)/bin/python bench/run_all.py

@@ -1,0 +1,129 @@
+"""Raw-text serving: albert_tf's exported SavedModel vs keras-hub's export + its tokenizer.
+
+    python bench/serving_latency.py [--data_dir=../shared/data/glue/MRPC]
+
+Both serve albert-base (random weights) as an MRPC sentence-pair classifier
+from a SavedModel loaded with `tf.saved_model.load`, each in its own process:
+  albert_tf:  `serving_default` takes the raw strings (tokenization in the graph);
+  keras_hub:  keras-hub's `AlbertTextClassifierPreprocessor` (its tokenizer and
+              packer, on the host, padding to 128) feeds the exported model.
+Reports the median latency of one request of one pair, and pairs/s for
+requests of 32 pairs, on MRPC dev sentences (or generated text without data).
+"""
+
+import argparse
+import os
+import statistics
+import tempfile
+import time
+
+from common import ROOT, emit, run_json, table
+
+SPM = os.path.join(ROOT, "tests", "fixtures", "spm", "albert_30k_clean.model")
+
+
+def _pairs(data_dir, count=256):
+    if data_dir:
+        import tasks
+
+        examples = tasks.get("mrpc").read_examples(data_dir, "dev")
+        return [e.text_a for e in examples][:count], [e.text_b for e in examples][:count]
+    words = "the cat sat on a mat while seven dogs ran quickly around old houses".split()
+    a = [" ".join(words[i % 5:i % 5 + 8]) for i in range(count)]
+    return a, [s[::-1] for s in a]
+
+
+def _measure(serve, text_a, text_b, requests=40):
+    """(median seconds for one pair, pairs/s in requests of 32)."""
+    singles = []
+    for i in range(requests):
+        start = time.perf_counter()
+        serve(text_a[i:i + 1], text_b[i:i + 1])
+        singles.append(time.perf_counter() - start)
+    start = time.perf_counter()
+    batches = 0
+    for i in range(0, len(text_a) - 31, 32):
+        serve(text_a[i:i + 32], text_b[i:i + 32])
+        batches += 1
+    return statistics.median(singles[5:]), 32 * batches / (time.perf_counter() - start)
+
+
+def albert_tf_export(workdir):
+    import tasks
+    from albert_tf.backbone import AlbertBackbone
+    from albert_tf.config import AlbertConfig
+    from albert_tf.export import export_model
+    from albert_tf.training.finetuning import save_finetuned
+    from albert_tf.training.settings import FinetuneSettings
+
+    task = tasks.get("mrpc")
+    settings = FinetuneSettings(task="mrpc", output_dir=workdir, max_seq_length=128)
+    model = task.build_model(AlbertBackbone(AlbertConfig.preset("albert_base")), settings)
+    model_dir = save_finetuned(model, task, settings, os.path.join(workdir, "model"), SPM)
+    return export_model(model_dir, os.path.join(workdir, "export"))
+
+
+def keras_hub_export(workdir):
+    import keras_hub as kh
+
+    backbone = kh.models.AlbertBackbone(
+        vocabulary_size=30000, num_layers=12, num_heads=12, num_groups=1,
+        num_inner_repetitions=1, embedding_dim=128, hidden_dim=768, intermediate_dim=3072,
+        max_sequence_length=512)
+    model = kh.models.AlbertTextClassifier(backbone=backbone, num_classes=2, preprocessor=None)
+    path = os.path.join(workdir, "keras_hub")
+    model.export(path, format="tf_saved_model")
+    return path
+
+
+def serve_albert_tf(path, text_a, text_b):
+    import tensorflow as tf
+    import tensorflow_text  # noqa: F401 (registers the SentencePiece ops)
+
+    signature = tf.saved_model.load(path).signatures["serving_default"]
+    return lambda a, b: signature(text_a=tf.constant(a), text_b=tf.constant(b))["label"].numpy()
+
+
+def serve_keras_hub(path, text_a, text_b):
+    import keras_hub as kh
+    import tensorflow as tf
+
+    tokenizer = kh.models.AlbertTokenizer(proto=SPM)
+    preprocessor = kh.models.AlbertTextClassifierPreprocessor(tokenizer, sequence_length=128)
+    served = tf.saved_model.load(path)
+
+    def serve(a, b):
+        x = preprocessor((tf.constant(a), tf.constant(b)))
+        return served.serve(x).numpy()
+
+    return serve
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--data_dir")
+    parser.add_argument("--impl", choices=["albert_tf", "keras_hub"])
+    parser.add_argument("--path")
+    args = parser.parse_args()
+    if args.impl:  # the child process: serve and measure
+        text_a, text_b = _pairs(args.data_dir)
+        serve = (serve_albert_tf if args.impl == "albert_tf" else serve_keras_hub)(
+            args.path, text_a, text_b)
+        latency, throughput = _measure(serve, text_a, text_b)
+        emit({"impl": args.impl, "latency_ms": round(latency * 1e3, 1),
+              "pairs_per_second": round(throughput, 1)})
+        return
+    with tempfile.TemporaryDirectory() as workdir:
+        paths = {"albert_tf": albert_tf_export(workdir), "keras_hub": keras_hub_export(workdir)}
+        data = [f"--data_dir={args.data_dir}"] if args.data_dir else []
+        rows = [run_json("serving_latency.py", f"--impl={impl}", f"--path={path}", *data)
+                for impl, path in paths.items()]
+    print(table(rows, list(rows[0])))
+    ours, peer = rows
+    emit({"serving": rows, "latency_ratio_peer_over_ours": round(
+        peer["latency_ms"] / ours["latency_ms"], 2), "throughput_ratio_ours_over_peer": round(
+        ours["pairs_per_second"] / peer["pairs_per_second"], 2)})
+
+
+if __name__ == "__main__":
+    main()

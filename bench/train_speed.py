@@ -1,0 +1,138 @@
+"""Training and forward throughput of albert-base (random weights), one setting per process.
+
+    python bench/train_speed.py --impl=albert_tf [--batch=8] [--seq=128] [--steps=10]
+
+impl: albert_tf (its default settings: what `finetune` picks on this
+device), albert_tf_fp32, keras_hub (AlbertTextClassifier, its defaults),
+keras_hub_bf16 (mixed_bfloat16, no XLA), keras_hub_bf16_xla,
+torch_fp32 / torch_bf16 (transformers AlbertForSequenceClassification,
+bf16 by CPU autocast). Prints one JSON line: examples/s for a training step
+and for a forward pass.
+"""
+
+import argparse
+
+from common import emit, timed
+
+BASE = dict(vocabulary_size=30000, num_layers=12, num_heads=12, hidden_dim=768,
+            intermediate_dim=3072, embedding_dim=128, max_sequence_length=512)
+
+
+def _data(batch, seq):
+    import numpy as np
+
+    rng = np.random.default_rng(0)
+    return (rng.integers(5, 30000, (batch, seq)).astype("int32"),
+            rng.integers(0, 2, batch).astype("int32"))
+
+
+def albert_tf(batch, seq, steps, precision="auto", xla="auto"):
+    import tensorflow as tf
+
+    from albert_tf.backbone import AlbertBackbone
+    from albert_tf.config import AlbertConfig
+    from albert_tf.models import AlbertClassifier
+    from albert_tf.training.devices import make_strategy, resolve_precision
+    from albert_tf.training.optimizers import create_optimizer
+
+    strategy = make_strategy("auto")
+    policy, jit = resolve_precision(precision, xla, strategy)
+    with strategy.scope():
+        model = AlbertClassifier(AlbertBackbone(AlbertConfig(**BASE), dtype=policy), 2)
+        model.compile(optimizer=create_optimizer("adamw", 1e-5, 10_000, 100), jit_compile=jit)
+    tokens, labels = _data(batch, seq)
+    x = {"token_ids": tokens, "segment_ids": 0 * tokens, "padding_mask": 1 + 0 * tokens}
+    dataset = tf.data.Dataset.from_tensors((x, {"label": labels})).repeat()
+    iterator = iter(dataset)
+    model.make_train_function()
+    train = lambda: model.train_function(iterator)  # noqa: E731
+    forward = tf.function(lambda x: model(x, training=False)["logits"])
+    return {"policy": policy, "xla": jit,
+            "train": batch / timed(lambda: float(train()["loss"].numpy().ravel()[0]), steps),
+            "forward": batch / timed(lambda: forward(x).numpy(), steps)}
+
+
+def keras_hub(batch, seq, steps, policy=None, jit="auto"):
+    import keras
+    import keras_hub as kh
+    import tensorflow as tf
+
+    if policy:
+        keras.mixed_precision.set_global_policy(policy)
+    backbone = kh.models.AlbertBackbone(
+        vocabulary_size=30000, num_layers=12, num_heads=12, num_groups=1,
+        num_inner_repetitions=1, embedding_dim=128, hidden_dim=768, intermediate_dim=3072,
+        max_sequence_length=512)
+    model = kh.models.AlbertTextClassifier(backbone=backbone, num_classes=2, preprocessor=None)
+    model.compile(jit_compile=jit)  # keras-hub's own optimizer, loss and metrics
+    tokens, labels = _data(batch, seq)
+    x = {"token_ids": tokens, "segment_ids": 0 * tokens, "padding_mask": 1 + 0 * tokens}
+    iterator = iter(tf.data.Dataset.from_tensors((x, labels)).repeat())
+    model.make_train_function()
+    forward = tf.function(lambda x: model(x, training=False), jit_compile=jit is True)
+    return {"policy": keras.mixed_precision.global_policy().name,
+            "xla": bool(model.jit_compile),
+            "train": batch / timed(lambda: float(model.train_function(iterator)["loss"]), steps),
+            "forward": batch / timed(lambda: forward(x).numpy(), steps)}
+
+
+def torch_hf(batch, seq, steps, bf16=False):
+    import contextlib
+
+    import torch
+    from transformers import AlbertConfig, AlbertForSequenceClassification
+
+    config = AlbertConfig(vocab_size=30000, embedding_size=128, hidden_size=768,
+                          num_hidden_layers=12, num_attention_heads=12, intermediate_size=3072,
+                          hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.0,
+                          classifier_dropout_prob=0.1, num_labels=2)
+    model = AlbertForSequenceClassification(config)
+    optimizer = torch.optim.AdamW(model.parameters(), lr=1e-5)
+    tokens, labels = (torch.from_numpy(a).long() for a in _data(batch, seq))
+    autocast = (lambda: torch.autocast("cpu", dtype=torch.bfloat16)) if bf16 else \
+        contextlib.nullcontext
+
+    def train():
+        model.train()
+        with autocast():
+            loss = model(input_ids=tokens, labels=labels).loss
+        loss.backward()
+        optimizer.step()
+        optimizer.zero_grad()
+
+    def forward():
+        model.eval()
+        with torch.no_grad(), autocast():
+            model(input_ids=tokens).logits.float().numpy()
+
+    return {"policy": "bf16 autocast" if bf16 else "float32", "xla": False,
+            "threads": torch.get_num_threads(),
+            "train": batch / timed(train, steps), "forward": batch / timed(forward, steps)}
+
+
+IMPLS = {
+    "albert_tf": lambda b, s, n, p="auto", x="auto": albert_tf(b, s, n, p, x),
+    "albert_tf_fp32": lambda b, s, n, p="fp32", x="auto": albert_tf(b, s, n, p, x),
+    "keras_hub": lambda b, s, n: keras_hub(b, s, n),
+    "keras_hub_bf16": lambda b, s, n: keras_hub(b, s, n, "mixed_bfloat16", False),
+    "keras_hub_bf16_xla": lambda b, s, n: keras_hub(b, s, n, "mixed_bfloat16", True),
+    "torch_fp32": lambda b, s, n: torch_hf(b, s, n),
+    "torch_bf16": lambda b, s, n: torch_hf(b, s, n, bf16=True),
+}
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--impl", choices=sorted(IMPLS), required=True)
+    parser.add_argument("--batch", type=int, default=8)
+    parser.add_argument("--seq", type=int, default=128)
+    parser.add_argument("--steps", type=int, default=10)
+    parser.add_argument("--precision", default="auto", help="albert_tf: auto|fp32|bf16|fp16")
+    parser.add_argument("--xla", default="auto", help="albert_tf: auto|on|off")
+    args = parser.parse_args()
+    extra = (args.precision, args.xla) if args.impl == "albert_tf" else ()
+    emit({"impl": args.impl, **IMPLS[args.impl](args.batch, args.seq, args.steps, *extra)})
+
+
+if __name__ == "__main__":
+    main()
