@@ -12,12 +12,12 @@ settings and seed give byte-identical files.
 """
 
 import os
-import sys
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
 from absl import app, flags  # noqa: E402
 
+from albert_tf import cli  # noqa: E402
 from albert_tf.pretraining.documents import INPUT_FORMATS, expand_inputs  # noqa: E402
 from albert_tf.pretraining.options import DataOptions  # noqa: E402
 from albert_tf.pretraining.progress import Progress  # noqa: E402
@@ -53,12 +53,8 @@ _OPTION_FLAGS = ("input_format", "max_seq_length", "max_predictions_per_seq", "m
 
 
 def main(argv):
-    if len(argv) > 1:
-        sys.exit(f"error: unexpected arguments {argv[1:]}")
-    missing = [f"--{name}" for name in ("input", "spm_model", "output") if not FLAGS[name].value]
-    if missing:
-        sys.exit(f"error: missing required flag(s): {', '.join(missing)}")
-    try:
+    with cli.user_errors():
+        cli.check_arguments(argv, FLAGS, required=("input", "spm_model", "output"))
         # Everything the user can get wrong is checked before TensorFlow loads.
         options = DataOptions(**{name: FLAGS[name].value for name in _OPTION_FLAGS})
         files = expand_inputs(FLAGS.input)
@@ -69,8 +65,6 @@ def main(argv):
                                                    progress)
         if progress is not None:
             progress.close()
-    except (OSError, ValueError) as e:
-        sys.exit(f"error: {e}")
     print(f"read {len(files)} file(s) as {FLAGS.input_format}")
     print(summary.format())
 

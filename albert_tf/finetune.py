@@ -10,12 +10,12 @@ project generates, in a few minutes on a laptop CPU.
 """
 
 import os
-import sys
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
-from absl import app, flags, logging  # noqa: E402
+from absl import app, flags  # noqa: E402
 
+from albert_tf import cli  # noqa: E402
 from albert_tf.training import settings as settings_lib  # noqa: E402
 
 FLAGS = flags.FLAGS
@@ -158,8 +158,6 @@ def is_chief(settings):
 
 
 def main(argv):
-    if len(argv) > 1:
-        sys.exit(f"error: unexpected arguments {argv[1:]}")
     import tasks  # the registry; imported after flag parsing to keep --help fast
 
     from albert_tf import demo
@@ -167,12 +165,9 @@ def main(argv):
     from albert_tf.training.callbacks import TrainingDiverged
     from albert_tf.training.finetuning import run
 
-    if not FLAGS["verbosity"].present:
-        # TensorFlow's INFO lines (checkpoint sharding etc.) are noise here.
-        logging.set_verbosity(logging.WARNING)
-    try:
-        if not FLAGS.output_dir:
-            raise ValueError("--output_dir is required")
+    cli.quiet_tensorflow(FLAGS)
+    with cli.user_errors(CheckpointError, TrainingDiverged):
+        cli.check_arguments(argv, FLAGS, required=("output_dir",))
         base = None
         if FLAGS.demo:
             FLAGS.task = FLAGS.task or "squad"
@@ -186,9 +181,6 @@ def main(argv):
             print(f"export: {export_run(settings.output_dir)}")
         if FLAGS.demo:
             demo.finish(task, settings)
-    except (ValueError, FileNotFoundError, CheckpointError, TrainingDiverged) as e:
-        logging.debug("failed", exc_info=True)
-        sys.exit(f"error: {e}")
 
 
 if __name__ == "__main__":

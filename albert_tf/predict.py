@@ -25,6 +25,7 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
 from absl import app, flags  # noqa: E402
 
+from albert_tf import cli  # noqa: E402
 from albert_tf.export import INFO_FILE  # noqa: E402 - the package, without TensorFlow
 
 FLAGS = flags.FLAGS
@@ -223,8 +224,6 @@ def _output():
 
 
 def _check_flags():
-    if not FLAGS.model:
-        raise ValueError("--model is required")
     if FLAGS.batch_size < 1:
         raise ValueError(f"--batch_size must be positive, got {FLAGS.batch_size}")
     given = [name for name in TEXT_FLAGS if FLAGS[name].value is not None]
@@ -235,15 +234,12 @@ def _check_flags():
 
 
 def main(argv):
-    if len(argv) > 1:
-        sys.exit(f"error: unexpected arguments {argv[1:]}")
-    try:
+    with cli.user_errors():
+        cli.check_arguments(argv, FLAGS, required=("model",))
         _check_flags()
         predictor = Predictor(FLAGS.model)
         with _input_rows(predictor.input_names) as rows, _output() as out:
             predict_rows(predictor, rows, FLAGS.batch_size, out)
-    except (ValueError, FileNotFoundError) as e:
-        sys.exit(f"error: {e}")
 
 
 if __name__ == "__main__":

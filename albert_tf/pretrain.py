@@ -12,11 +12,12 @@ reads.
 
 import dataclasses
 import os
-import sys
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
-from absl import app, flags, logging  # noqa: E402
+from absl import app, flags  # noqa: E402
+
+from albert_tf import cli  # noqa: E402
 
 FLAGS = flags.FLAGS
 
@@ -47,25 +48,17 @@ _define_flags()
 
 
 def main(argv):
-    if len(argv) > 1:
-        sys.exit(f"error: unexpected arguments {argv[1:]}")
     from albert_tf.checkpoints import CheckpointError
     from albert_tf.pretraining.train_settings import PretrainSettings
     from albert_tf.pretraining.trainer import run_pretraining
     from albert_tf.training.callbacks import TrainingDiverged
 
-    if not FLAGS["verbosity"].present:
-        logging.set_verbosity(logging.WARNING)
-    try:
-        for required in ("input_files", "output_dir"):
-            if not FLAGS[required].value:
-                raise ValueError(f"--{required} is required")
+    cli.quiet_tensorflow(FLAGS)
+    with cli.user_errors(CheckpointError, TrainingDiverged):
+        cli.check_arguments(argv, FLAGS, required=("input_files", "output_dir"))
         settings = PretrainSettings(**{f.name: FLAGS[f.name].value
                                        for f in dataclasses.fields(PretrainSettings)})
         results = run_pretraining(settings)
-    except (ValueError, FileNotFoundError, CheckpointError, TrainingDiverged) as e:
-        logging.debug("failed", exc_info=True)
-        sys.exit(f"error: {e}")
     train = results["train"]
     print(f"train: {train['step']} steps, {train.get('train_examples_per_second', 0):.1f} "
           "sequences/s")

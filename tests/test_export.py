@@ -111,7 +111,7 @@ def test_export_command(tmp_path, sst2):
     assert sorted(os.listdir(root)) == ["5"]
     assert helpers.export_info(str(root / "5"))["tflite"]["quantized"] is True
     assert cli.one_line_error(cli.run("albert_tf.export", f"--export_dir={root}")) == (
-        "error: --model_dir is required")
+        "error: missing required flag(s): --model_dir")
 
 
 def test_a_null_threshold_is_refused_outside_squad_v2(tmp_path, sst2):

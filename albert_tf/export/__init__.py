@@ -17,8 +17,9 @@ op): `import tensorflow_text` before `tf.saved_model.load`.
 Names are imported on first use, so that `--help` starts without TensorFlow.
 """
 
-from albert_tf.lazy import lazy_exports
 import os
+
+from albert_tf.lazy import lazy_exports
 
 # What an export holds besides the SavedModel (read by albert_tf.predict
 # without importing TensorFlow).

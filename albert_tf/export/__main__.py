@@ -8,11 +8,12 @@ there) and prints its path. See SERVING.md for the signatures.
 """
 
 import os
-import sys
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
 from absl import app, flags  # noqa: E402
+
+from albert_tf import cli  # noqa: E402
 
 FLAGS = flags.FLAGS
 flags.DEFINE_string("model_dir", None, "A fine-tuned model/ folder, or the run's output folder.")
@@ -27,18 +28,12 @@ flags.DEFINE_float("null_threshold", None,
 
 
 def main(argv):
-    if len(argv) > 1:
-        sys.exit(f"error: unexpected arguments {argv[1:]}")
-    try:
-        for name in ("model_dir", "export_dir"):
-            if not FLAGS[name].value:
-                raise ValueError(f"--{name} is required")
+    with cli.user_errors():
+        cli.check_arguments(argv, FLAGS, required=("model_dir", "export_dir"))
         from albert_tf.export.exporter import export_model  # TensorFlow: after the checks
 
         path = export_model(FLAGS.model_dir, FLAGS.export_dir, FLAGS.version, FLAGS.tflite,
                             FLAGS.quantize, FLAGS.null_threshold)
-    except (ValueError, FileNotFoundError, FileExistsError) as e:
-        sys.exit(f"error: {e}")
     print(path)
 
 

@@ -12,7 +12,6 @@ import os
 
 import keras
 import numpy as np
-import tensorflow as tf
 
 from albert_tf import checkpoints
 from albert_tf.backbone import AlbertBackbone
