@@ -5,9 +5,11 @@ import sys
 import numpy as np
 import pytest
 
+from albert_tf.data.batching import train_batches
 from albert_tf.training import engine
 from albert_tf.training.callbacks import CheckpointSaver, TrainingDiverged
-from engine_helpers import batch_length, toy_dataset, toy_features, toy_model, toy_settings
+from engine_helpers import (MAX_LEN, batch_length, toy_dataset, toy_features, toy_model,
+                            toy_settings)
 
 
 def _weights(model):
@@ -53,6 +55,24 @@ def test_resume_gives_the_uninterrupted_result(tmp_path, monkeypatch):
         np.testing.assert_allclose(b[name], a[name], atol=1e-6, err_msg=name)
 
 
+def test_padding_each_batch_to_its_own_length_trains_like_fixed_padding(tmp_path):
+    # `--nofixed_padding` (the default) is a speed option: padding is masked
+    # out, so the weights after training match padding every batch to the
+    # maximum length. Length-aware batching off, so both see the same batches.
+    trained = {}
+    for name, length in (("own", batch_length), ("fixed", lambda lengths: MAX_LEN)):
+        settings = toy_settings(tmp_path / name, dropout=0.0, length_aware_batching=False)
+        model, strategy = toy_model(settings)
+        dataset = engine.planned_dataset(strategy, toy_features(), settings, length)
+        engine.train(model, strategy, dataset, settings, settings.output_dir, verbose=False)
+        trained[name] = _weights(model)
+    for name, value in trained["fixed"].items():
+        np.testing.assert_allclose(trained["own"][name], value, atol=2e-5, err_msg=name)
+    lengths = toy_features().lengths  # and a third of the batches really were shorter
+    plan = train_batches(lengths, 4, 12, seed=settings.seed, length_aware=False)
+    assert sum(batch_length(lengths[b]) < MAX_LEN for b in plan) >= 4
+
+
 def test_gradient_accumulation_resumes_and_counts_updates(tmp_path):
     model, _, result = _train(toy_settings(tmp_path, accumulation_steps=2))
     assert int(model.optimizer.iterations.numpy()) == 12
@@ -86,7 +106,8 @@ import sys, numpy as np, tensorflow as tf
 cpu = tf.config.list_physical_devices("CPU")[0]
 tf.config.set_logical_device_configuration(cpu, [tf.config.LogicalDeviceConfiguration()] * 2)
 sys.path[:0] = [sys.argv[1], sys.argv[1] + "/tests"]
-from engine_helpers import batch_length, toy_dataset, toy_features, toy_model, toy_settings
+from engine_helpers import (MAX_LEN, batch_length, toy_dataset, toy_features, toy_model,
+                            toy_settings)
 from albert_tf.training import engine
 out = {}
 for name, strategy in [("one", tf.distribute.OneDeviceStrategy("/cpu:0")),

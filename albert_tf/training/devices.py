@@ -1,13 +1,18 @@
 """Distribution strategies, and precision/XLA defaults chosen per device.
 
-Defaults come from measurements (bench/, README): on a CPU with bfloat16
-matrix units (AMX or AVX512-BF16), mixed bfloat16 without XLA trained ALBERT
-about 2x faster than float32 with XLA, and XLA made bf16 training slower
-there; on GPUs with bfloat16 (compute capability >= 8.0) mixed bfloat16 with
-XLA is the usual fastest setting, float16 with loss scaling on older GPUs.
+Defaults come from measurements (bench/, README). CPUs differ: on some with
+bfloat16 instructions (AMX, or AVX512-BF16 with fast oneDNN kernels) mixed
+bfloat16 trained ALBERT about 2x faster than float32; on others with the same
+instruction flags bfloat16 products ran at half the float32 speed. So on a CPU
+the choice is measured: one bfloat16 and one float32 product of a feed-forward
+shape, timed at startup (about 0.1 s). XLA made CPU training slower. On GPUs
+with bfloat16 (compute capability >= 8.0) mixed bfloat16 with XLA is the usual
+fastest setting, float16 with loss scaling on older GPUs.
 """
 
+import functools
 import os
+import time
 
 import tensorflow as tf
 
@@ -42,6 +47,10 @@ def make_strategy(name, tpu_address=""):
     return tf.distribute.OneDeviceStrategy(gpus[0].name if gpus else "/cpu:0")
 
 
+# bfloat16 must beat float32 by this much to be chosen: it also rounds.
+BF16_MIN_SPEEDUP = 1.25
+
+
 def cpu_has_bf16():
     """Whether this CPU has bfloat16 matrix instructions (x86 AMX or AVX512-BF16)."""
     try:
@@ -50,6 +59,29 @@ def cpu_has_bf16():
     except OSError:
         return False
     return "amx_bf16" in flags or "avx512_bf16" in flags
+
+
+@functools.lru_cache(maxsize=None)
+def cpu_bf16_speedup():
+    """float32 time / bfloat16 time of a (1024 x 768) @ (768 x 3072) product on
+    the CPU (ALBERT-base's feed-forward layer at batch 8, length 128), best of
+    three each; 0.0 without bfloat16 instructions. Measured once per process."""
+    if not cpu_has_bf16():
+        return 0.0
+
+    def best_seconds(dtype):
+        with tf.device("/cpu:0"):
+            a = tf.cast(tf.random.stateless_normal((1024, 768), (1, 2)), dtype)
+            b = tf.cast(tf.random.stateless_normal((768, 3072), (3, 4)), dtype)
+            times = []
+            for i in range(5):
+                start = time.perf_counter()
+                tf.matmul(a, b).numpy()
+                if i >= 2:  # the first calls pick and prepare kernels
+                    times.append(time.perf_counter() - start)
+        return min(times)
+
+    return best_seconds(tf.float32) / best_seconds(tf.bfloat16)
 
 
 def _gpu_compute_capability():
@@ -77,7 +109,7 @@ def resolve_precision(precision, xla, strategy):
         elif capability:
             precision = "fp16"
         else:
-            precision = "bf16" if cpu_has_bf16() else "fp32"
+            precision = "bf16" if cpu_bf16_speedup() >= BF16_MIN_SPEEDUP else "fp32"
     if xla == "auto":
         # TPUs always compile; GPUs gain from fusion; on CPUs XLA slowed training.
         jit = on_tpu or capability is not None
