@@ -4,7 +4,7 @@
 
 impl: albert_tf (its default settings: what `finetune` picks on this
 device), albert_tf_fp32, keras_hub (AlbertTextClassifier, its defaults),
-keras_hub_bf16 (mixed_bfloat16, no XLA), keras_hub_bf16_xla,
+keras_hub_xla (float32, XLA), keras_hub_bf16 (mixed_bfloat16, no XLA), keras_hub_bf16_xla,
 torch_fp32 / torch_bf16 (transformers AlbertForSequenceClassification,
 bf16 by CPU autocast). Prints one JSON line: examples/s for a training step
 and for a forward pass.
@@ -114,6 +114,7 @@ IMPLS = {
     "albert_tf": lambda b, s, n, p="auto", x="auto": albert_tf(b, s, n, p, x),
     "albert_tf_fp32": lambda b, s, n, p="fp32", x="auto": albert_tf(b, s, n, p, x),
     "keras_hub": lambda b, s, n: keras_hub(b, s, n),
+    "keras_hub_xla": lambda b, s, n: keras_hub(b, s, n, "float32", True),
     "keras_hub_bf16": lambda b, s, n: keras_hub(b, s, n, "mixed_bfloat16", False),
     "keras_hub_bf16_xla": lambda b, s, n: keras_hub(b, s, n, "mixed_bfloat16", True),
     "torch_fp32": lambda b, s, n: torch_hf(b, s, n),
