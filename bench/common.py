@@ -33,7 +33,9 @@ def run_json(script, *args, python=None, timeout=3600):
                             capture_output=True, text=True, timeout=timeout, env=env, cwd=ROOT)
     lines = [l for l in result.stdout.splitlines() if l.startswith("{")]
     if result.returncode != 0 or not lines:
-        raise RuntimeError(f"{script} {' '.join(args)} failed:\n{result.stderr[-3000:]}")
+        killed = " (killed by signal 9: out of memory?)" if result.returncode == -9 else ""
+        raise RuntimeError(f"{script} {' '.join(args)} failed{killed}:\n"
+                           f"{result.stderr[-3000:]}")
     return json.loads(lines[-1])
 
 

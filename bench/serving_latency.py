@@ -94,6 +94,7 @@ def serve_keras_hub(path, text_a, text_b):
 
     def serve(a, b):
         x = preprocessor((tf.constant(a), tf.constant(b)))
+        x = x[0] if isinstance(x, tuple) else x  # (x,) when there are no labels
         # The exported signature takes int32 masks; the preprocessor gives bool.
         return served.serve({k: tf.cast(v, tf.int32) for k, v in x.items()}).numpy()
 
