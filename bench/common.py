@@ -39,6 +39,19 @@ def run_json(script, *args, python=None, timeout=3600):
     return json.loads(lines[-1])
 
 
+def keras_hub_albert_base_classifier(num_classes=2):
+    """keras-hub's `AlbertTextClassifier` on an albert-base-sized backbone (random
+    weights, no preprocessor), the peer model of the benchmarks."""
+    import keras_hub as kh
+
+    backbone = kh.models.AlbertBackbone(
+        vocabulary_size=30000, num_layers=12, num_heads=12, num_groups=1,
+        num_inner_repetitions=1, embedding_dim=128, hidden_dim=768, intermediate_dim=3072,
+        max_sequence_length=512)
+    return kh.models.AlbertTextClassifier(backbone=backbone, num_classes=num_classes,
+                                          preprocessor=None)
+
+
 def emit(values):
     """Prints the result line `run_json` reads."""
     print(json.dumps(values), flush=True)

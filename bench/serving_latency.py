@@ -17,7 +17,7 @@ import statistics
 import tempfile
 import time
 
-from common import ROOT, emit, run_json, table
+from common import ROOT, emit, keras_hub_albert_base_classifier, run_json, table
 
 SPM = os.path.join(ROOT, "tests", "fixtures", "spm", "albert_30k_clean.model")
 
@@ -64,13 +64,7 @@ def albert_tf_export(workdir):
 
 
 def keras_hub_export(workdir):
-    import keras_hub as kh
-
-    backbone = kh.models.AlbertBackbone(
-        vocabulary_size=30000, num_layers=12, num_heads=12, num_groups=1,
-        num_inner_repetitions=1, embedding_dim=128, hidden_dim=768, intermediate_dim=3072,
-        max_sequence_length=512)
-    model = kh.models.AlbertTextClassifier(backbone=backbone, num_classes=2, preprocessor=None)
+    model = keras_hub_albert_base_classifier()
     path = os.path.join(workdir, "keras_hub")
     model.export(path, format="tf_saved_model")
     return path

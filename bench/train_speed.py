@@ -12,7 +12,7 @@ and for a forward pass.
 
 import argparse
 
-from common import emit, timed
+from common import emit, keras_hub_albert_base_classifier, timed
 
 BASE = dict(vocabulary_size=30000, num_layers=12, num_heads=12, hidden_dim=768,
             intermediate_dim=3072, embedding_dim=128, max_sequence_length=512)
@@ -54,16 +54,11 @@ def albert_tf(batch, seq, steps, precision="auto", xla="auto"):
 
 def keras_hub(batch, seq, steps, policy=None, jit="auto"):
     import keras
-    import keras_hub as kh
     import tensorflow as tf
 
     if policy:
         keras.mixed_precision.set_global_policy(policy)
-    backbone = kh.models.AlbertBackbone(
-        vocabulary_size=30000, num_layers=12, num_heads=12, num_groups=1,
-        num_inner_repetitions=1, embedding_dim=128, hidden_dim=768, intermediate_dim=3072,
-        max_sequence_length=512)
-    model = kh.models.AlbertTextClassifier(backbone=backbone, num_classes=2, preprocessor=None)
+    model = keras_hub_albert_base_classifier()
     model.compile(jit_compile=jit)  # keras-hub's own optimizer, loss and metrics
     tokens, labels = _data(batch, seq)
     x = {"token_ids": tokens, "segment_ids": 0 * tokens, "padding_mask": 1 + 0 * tokens}
