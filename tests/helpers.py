@@ -23,6 +23,15 @@ def tiny_inputs(seed=0, vocabulary_size=11, batch=BATCH, seq=SEQ):
     return {"token_ids": token_ids, "segment_ids": segment_ids, "padding_mask": padding_mask}
 
 
+def assert_close_at_scale(actual, desired, tolerance=1e-4, name=""):
+    """Equal within `tolerance` times the largest magnitude in `desired`: sums
+    taken in another order (a gradient summed layer by layer instead of all at
+    once) differ by rounding at the scale of their largest terms."""
+    actual, desired = np.asarray(actual), np.asarray(desired)
+    np.testing.assert_allclose(actual, desired, rtol=0,
+                               atol=tolerance * max(1.0, np.abs(desired).max()), err_msg=name)
+
+
 def reference(name):
     """(inputs, expected) of a reference model in tests/fixtures."""
     import os

@@ -8,7 +8,7 @@ import tensorflow as tf
 from albert_tf import accounting
 from albert_tf.backbone import AlbertBackbone
 from albert_tf.models.pretraining import AlbertPretrainingModel
-from helpers import BATCH, SEQ, tiny_config, tiny_inputs
+from helpers import BATCH, SEQ, assert_close_at_scale, tiny_config, tiny_inputs
 
 
 def test_output_shapes():
@@ -124,6 +124,54 @@ def test_extra_input_keys_are_ignored_and_missing_ones_named():
         model({"token_ids": x["token_ids"]})
 
 
+def unrolled_encoder(encoder, x, attention_bias):
+    """The encoder as a plain Python loop of block calls, each with its own
+    cast of the weights: what the encoder's `tf.while_loop` must equal."""
+    for a, f in zip(encoder.plan.attention, encoder.plan.ffn):
+        x = encoder.ffn_blocks[f](encoder.attention_blocks[a](x, attention_bias))
+    return x
+
+
+@pytest.mark.parametrize("remat", [False, True])
+@pytest.mark.parametrize("sharing", [
+    {}, {"num_groups": 2}, {"num_groups": 2, "num_inner_repetitions": 2}, {"sharing": "attention"},
+    {"sharing": "none"}])
+def test_encoder_loop_equals_unrolled_layers(sharing, remat):
+    config = tiny_config(num_layers=4, initializer_range=0.3, **sharing)
+    encoder = AlbertBackbone(config, remat=remat).encoder
+    rng = np.random.default_rng(1)
+    x = tf.constant(rng.normal(size=(BATCH, SEQ, 6)), "float32")
+    bias = tf.constant(-1e4 * (rng.random((BATCH, 1, 1, SEQ)) < 0.3), "float32")
+    weight = tf.constant(rng.normal(size=(BATCH, SEQ, 6)), "float32")
+
+    def outputs_and_gradients(call):
+        with tf.GradientTape() as tape:
+            tape.watch(x)
+            y = call(x, bias)
+            loss = tf.reduce_sum(y * weight)
+        return [y, *tape.gradient(loss, [x, *encoder.trainable_variables])]
+
+    expected = outputs_and_gradients(lambda x, b: unrolled_encoder(encoder, x, b))
+    for call in (outputs_and_gradients, tf.function(outputs_and_gradients)):
+        got = call(lambda x, b: encoder(x, b, training=True))
+        names = ["output", "input gradient"] + [v.path for v in encoder.trainable_variables]
+        for a, b, name in zip(expected, got, names):
+            assert_close_at_scale(b, a, name=name)
+
+
+def test_each_layer_of_the_loop_draws_its_own_dropout_masks():
+    def seed_steps(num_layers):
+        encoder = AlbertBackbone(tiny_config(num_layers=num_layers, dropout=0.5)).encoder
+        state = encoder.ffn_blocks[0].output_dropout.seed_generator.state
+        before = state.numpy()
+        tf.function(encoder)(tf.ones((BATCH, SEQ, 6)), tf.zeros((BATCH, 1, 1, SEQ)),
+                             training=True)
+        return state.numpy() - before
+
+    np.testing.assert_array_equal(seed_steps(3), 3 * seed_steps(1))
+    assert seed_steps(1).any()
+
+
 @pytest.mark.parametrize("sharing", [{}, {"sharing": "attention", "num_groups": 2}])
 def test_recomputation_gives_the_same_gradients(sharing):
     config = tiny_config(num_layers=4, initializer_range=0.3, **sharing)
@@ -143,7 +191,6 @@ def test_recomputation_gives_the_same_gradients(sharing):
     # eagerly, and in a graph as training runs it
     for grads in (gradients(recomputed), tf.function(gradients)(recomputed)):
         for a, b, v in zip(expected, grads, plain.trainable_variables):
-            np.testing.assert_allclose(tf.convert_to_tensor(b), tf.convert_to_tensor(a),
-                                       rtol=1e-4, atol=1e-5, err_msg=v.path)
+            assert_close_at_scale(tf.convert_to_tensor(b), tf.convert_to_tensor(a), name=v.path)
     with pytest.raises(ValueError, match="remat=True needs dropout=0"):
         AlbertBackbone(tiny_config(dropout=0.1), remat=True)

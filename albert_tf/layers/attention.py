@@ -5,7 +5,7 @@ import math
 import keras
 from keras import ops
 
-from albert_tf.layers.init import dense_2d, kernel_initializer
+from albert_tf.layers.init import dense_2d, kernel_initializer, layer_norm, layer_norm_weights
 
 
 class SelfAttentionBlock(keras.layers.Layer):
@@ -69,14 +69,15 @@ class SelfAttentionBlock(keras.layers.Layer):
         three (H, H) ones, the same numbers in a larger (faster) multiply.
         """
         return (*self._projection((self.query, self.key, self.value)),
-                *self._projection((self.output_dense,)))
+                *self._projection((self.output_dense,)),
+                *layer_norm_weights(self.layer_norm, self.compute_dtype))
 
     def call(self, x, attention_bias, training=None):
         return self.call_with(self.compute_weights(), x, attention_bias, training)
 
     def call_with(self, weights, x, attention_bias, training=None):
         """The block with `weights` from `compute_weights` (cast once, used by many layers)."""
-        qkv_kernel, qkv_bias, out_kernel, out_bias = weights
+        qkv_kernel, qkv_bias, out_kernel, out_bias, gamma, beta = weights
         batch, seq = ops.shape(x)[0], ops.shape(x)[1]
         flat = ops.reshape(x, (-1, self.hidden_dim))  # (batch * seq, H)
         qkv = dense_2d(flat, qkv_kernel, qkv_bias)  # (batch * seq, 3H)
@@ -85,8 +86,12 @@ class SelfAttentionBlock(keras.layers.Layer):
         # unstack, not qkv[i]: the gradient of three slices would be three
         # full-size scatters (StridedSliceGrad was 11% of a training step).
         q, k, v = ops.unstack(qkv, 3, axis=0)
-        q = q * ops.cast(1.0 / math.sqrt(self.head_dim), q.dtype)
         scores = ops.matmul(q, ops.transpose(k, (0, 1, 3, 2)))  # (batch, heads, seq, seq)
+        # Scaled after the product, as the reference does: oneDNN fuses the
+        # product, the scale and the bias into one call. (Scaling q first also
+        # meets a graph-optimizer bug: inside the recomputed encoder loop's
+        # backward pass, the input gradient came out empty.)
+        scores = scores * ops.cast(1.0 / math.sqrt(self.head_dim), scores.dtype)
         scores = ops.cast(scores, "float32") + ops.cast(attention_bias, "float32")
         probs = ops.cast(ops.softmax(scores, axis=-1), self.compute_dtype)
         probs = self.probs_dropout(probs, training=training)
@@ -94,7 +99,7 @@ class SelfAttentionBlock(keras.layers.Layer):
         context = ops.reshape(ops.transpose(context, (0, 2, 1, 3)), (-1, self.hidden_dim))
         out = ops.reshape(dense_2d(context, out_kernel, out_bias), ops.shape(x))  # (batch, seq, H)
         out = self.output_dropout(out, training=training)
-        return self.layer_norm(x + out)
+        return layer_norm(self.layer_norm, x + out, gamma, beta)
 
     def compute_output_shape(self, x_shape, attention_bias_shape=None):
         return x_shape

@@ -3,7 +3,8 @@
 import keras
 from keras import ops
 
-from albert_tf.layers.init import activation_fn, dense_2d, kernel_initializer
+from albert_tf.layers.init import (activation_fn, dense_2d, kernel_initializer, layer_norm,
+                                   layer_norm_weights)
 
 
 class FeedForwardBlock(keras.layers.Layer):
@@ -49,21 +50,21 @@ class FeedForwardBlock(keras.layers.Layer):
 
     def compute_weights(self):
         """The block's matrices in the compute dtype, for `call_with`."""
-        return tuple(ops.cast(w, self.compute_dtype) for w in (
+        return (*(ops.cast(w, self.compute_dtype) for w in (
             self.intermediate.kernel, self.intermediate.bias, self.output_dense.kernel,
-            self.output_dense.bias))
+            self.output_dense.bias)), *layer_norm_weights(self.layer_norm, self.compute_dtype))
 
     def call(self, x, training=None):
         return self.call_with(self.compute_weights(), x, training)
 
     def call_with(self, weights, x, training=None):
         """The block with `weights` from `compute_weights` (cast once, used by many layers)."""
-        in_kernel, in_bias, out_kernel, out_bias = weights
+        in_kernel, in_bias, out_kernel, out_bias, gamma, beta = weights
         flat = ops.reshape(x, (-1, self.hidden_dim))  # (batch * seq, H)
         h = dense_2d(flat, in_kernel, in_bias, self._activation)  # (rows, I)
         out = dense_2d(h, out_kernel, out_bias)
         out = self.output_dropout(ops.reshape(out, ops.shape(x)), training=training)
-        return self.layer_norm(x + out)
+        return layer_norm(self.layer_norm, x + out, gamma, beta)
 
     def compute_output_shape(self, x_shape):
         return x_shape

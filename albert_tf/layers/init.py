@@ -35,3 +35,18 @@ def dense_2d(x, kernel, bias, activation=None):
     """
     y = tf.nn.bias_add(tf.matmul(x, kernel), bias)
     return activation(y) if activation is not None else y
+
+
+def layer_norm_weights(layer, dtype):
+    """`(gamma, beta)` of a `keras.layers.LayerNormalization`, cast to `dtype`."""
+    return tf.cast(layer.gamma, dtype), tf.cast(layer.beta, dtype)
+
+
+def layer_norm(layer, x, gamma, beta):
+    """What `layer(x)` computes, with its weights given as tensors.
+
+    The blocks take every weight as an argument (see `AlbertEncoder`): a
+    recomputed block inside the encoder's loop may not read variables.
+    """
+    y = keras.ops.layer_normalization(x, gamma, beta, axis=layer.axis, epsilon=layer.epsilon)
+    return keras.ops.cast(y, layer.compute_dtype)
