@@ -35,6 +35,8 @@ def _define_flags():
         "init_from_group0": "Initialise every layer group from group 0 of --init_checkpoint.",
         "spm_model": "SentencePiece model: sets the vocabulary size, shipped with the model.",
         "eval_files": "TFRecords for MLM/SOP accuracy after training.",
+        "recompute": "Recompute each encoder layer in the backward pass instead of keeping "
+                     "its activations: less memory, about 1.3x the step time (needs dropout 0).",
     }
     for field in dataclasses.fields(PretrainSettings):
         default = None if field.default is dataclasses.MISSING else field.default

@@ -192,5 +192,5 @@ def test_recomputation_gives_the_same_gradients(sharing):
     for grads in (gradients(recomputed), tf.function(gradients)(recomputed)):
         for a, b, v in zip(expected, grads, plain.trainable_variables):
             assert_close_at_scale(tf.convert_to_tensor(b), tf.convert_to_tensor(a), name=v.path)
-    with pytest.raises(ValueError, match="remat=True needs dropout=0"):
+    with pytest.raises(ValueError, match=r"recomputation \(remat=True, --recompute\) needs dropout=0"):
         AlbertBackbone(tiny_config(dropout=0.1), remat=True)

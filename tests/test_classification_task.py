@@ -38,6 +38,18 @@ def test_featurize_packs_pairs_and_labels(tokenizer):
     assert "label" not in test.arrays
 
 
+def test_recompute_setting_reaches_the_model(tmp_path):
+    from albert_tf.training.finetuning import build_model
+    from cli_helpers import tiny_model
+
+    settings = FinetuneSettings(task="rte", output_dir="x", model=tiny_model(tmp_path),
+                                recompute=True)
+    model = build_model(tasks.get("rte"), settings, "float32", 30000)
+    assert model.backbone.encoder.remat
+    assert not build_model(tasks.get("rte"), settings.replace(recompute=False), "float32",
+                           30000).backbone.encoder.remat
+
+
 def test_stsb_is_regression_with_one_output():
     from albert_tf.backbone import AlbertBackbone
     from helpers import tiny_config

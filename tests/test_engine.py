@@ -73,6 +73,20 @@ def test_padding_each_batch_to_its_own_length_trains_like_fixed_padding(tmp_path
     assert sum(batch_length(lengths[b]) < MAX_LEN for b in plan) >= 4
 
 
+def test_recomputation_trains_like_keeping_the_activations(tmp_path):
+    # `--recompute` trades time for memory; the weights after training are
+    # the same up to the order of floating-point sums.
+    trained = {}
+    for recompute in (False, True):
+        settings = toy_settings(tmp_path / str(recompute), dropout=0.0, recompute=recompute)
+        model, _, _ = _train(settings)
+        trained[recompute] = _weights(model)
+    for name, value in trained[False].items():
+        np.testing.assert_allclose(trained[True][name], value, atol=2e-5, err_msg=name)
+    with pytest.raises(ValueError, match="recompute needs dropout=0 .*got dropout=0.1"):
+        toy_settings(tmp_path, recompute=True, dropout=0.1)
+
+
 def test_gradient_accumulation_resumes_and_counts_updates(tmp_path):
     model, _, result = _train(toy_settings(tmp_path, accumulation_steps=2))
     assert int(model.optimizer.iterations.numpy()) == 12

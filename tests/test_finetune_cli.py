@@ -12,7 +12,8 @@ def test_helpfull_documents_every_flag():
     result = cli.run(MODULE, "--helpfull", timeout=60)
     assert "Traceback" not in result.stderr  # absl exits with 1 after help
     for flag in ("--task", "--init_checkpoint", "--strategy", "--precision", "--xla",
-                 "--accumulation_steps", "--checkpoint_every", "--demo", "--doc_stride"):
+                 "--accumulation_steps", "--checkpoint_every", "--demo", "--doc_stride",
+                 "--[no]recompute"):
         assert flag in result.stdout
 
 

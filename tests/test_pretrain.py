@@ -53,3 +53,12 @@ def test_pretrain_errors_are_one_line(tmp_path):
                      f"--output_dir={tmp_path}/out", "--model=albert_base")
     assert cli.one_line_error(result) == \
         f"error: --input_files: no file matches '{tmp_path}/none-*'"
+
+
+def test_recompute_setting_reaches_the_model(tmp_path):
+    from albert_tf.pretraining.train_settings import PretrainSettings
+    from albert_tf.pretraining.trainer import build_model
+
+    settings = PretrainSettings(input_files="unused", output_dir=str(tmp_path),
+                                model=cli.tiny_model(tmp_path), recompute=True)
+    assert build_model(settings, "float32").backbone.encoder.remat

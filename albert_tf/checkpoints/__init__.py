@@ -83,7 +83,7 @@ def load_weights(model, fmt, config, tensors, source, heads):
                      ", ".join(skipped[:8]) + (" ..." if len(skipped) > 8 else ""))
 
 
-def load_pretrained(path, with_heads=False, dtype=None, overrides=None):
+def load_pretrained(path, with_heads=False, dtype=None, overrides=None, remat=False):
     """Loads an ALBERT checkpoint of any supported format.
 
     Args:
@@ -94,6 +94,8 @@ def load_pretrained(path, with_heads=False, dtype=None, overrides=None):
         dtype: a Keras dtype policy name for the model, e.g. "mixed_bfloat16".
         overrides: AlbertConfig fields to change that do not change the
             weights' shapes, e.g. `{"dropout": 0.1}` for fine-tuning.
+        remat: recompute the encoder's layers in the backward pass (see
+            `AlbertBackbone`).
 
     Returns:
         An `AlbertBackbone`, or an `AlbertPretrainingModel` with `with_heads`.
@@ -105,7 +107,7 @@ def load_pretrained(path, with_heads=False, dtype=None, overrides=None):
     fmt, config, tensors, source = read_checkpoint(path)
     if overrides:
         config = config.replace(**overrides)
-    model = AlbertBackbone(config, dtype=dtype)
+    model = AlbertBackbone(config, dtype=dtype, remat=remat)
     if with_heads:
         model = AlbertPretrainingModel(model)
     load_weights(model, fmt, config, tensors, source, with_heads)

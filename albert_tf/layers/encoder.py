@@ -34,7 +34,8 @@ class AlbertEncoder(keras.layers.Layer):
     def __init__(self, config, plan, remat=False, **kwargs):
         super().__init__(**kwargs)
         if remat and (config.dropout or config.attention_dropout):
-            raise ValueError("remat=True needs dropout=0 and attention_dropout=0, got "
+            raise ValueError("recomputation (remat=True, --recompute) needs dropout=0 and "
+                             "attention_dropout=0 (a recomputed layer would draw new masks), got "
                              f"{config.dropout} and {config.attention_dropout}")
         self.plan = plan
         self.remat = remat

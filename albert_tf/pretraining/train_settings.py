@@ -30,6 +30,7 @@ class PretrainSettings:
     weight_decay: float = 0.01
     clip_norm: float = 1.0
     accumulation_steps: int = 1
+    recompute: bool = False
     seed: int = 12345
     strategy: str = "auto"
     tpu: str = ""

@@ -39,7 +39,7 @@ def build_model(settings, policy):
     """The pretraining model: from a checkpoint, grown from one, or new."""
     if settings.init_checkpoint and not settings.init_from_group0:
         return checkpoints.load_pretrained(settings.init_checkpoint, with_heads=True,
-                                           dtype=policy)
+                                           dtype=policy, remat=settings.recompute)
     if settings.model in preset_names():
         config = AlbertConfig.preset(settings.model)
     else:
@@ -48,7 +48,8 @@ def build_model(settings, policy):
         from albert_tf.tokenizer import SpmVocab
 
         config = config.replace(vocabulary_size=SpmVocab(settings.spm_model).size)
-    model = AlbertPretrainingModel(AlbertBackbone(config, dtype=policy))
+    model = AlbertPretrainingModel(AlbertBackbone(config, dtype=policy,
+                                                  remat=settings.recompute))
     if settings.init_from_group0:
         checkpoints.init_from_group0(model, settings.init_checkpoint)
     return model

@@ -67,7 +67,8 @@ def build_model(task, settings, policy, vocabulary_size):
     if config.vocabulary_size != vocabulary_size:
         raise ValueError(f"the model's vocabulary ({config.vocabulary_size}) does not match the "
                          f"SentencePiece model's ({vocabulary_size})")
-    model = task.build_model(AlbertBackbone(config.replace(**dropout), dtype=policy), settings)
+    backbone = AlbertBackbone(config.replace(**dropout), dtype=policy, remat=settings.recompute)
+    model = task.build_model(backbone, settings)
     if checkpoint is None:
         logging.warning("no --init_checkpoint: training %s from a random initialisation",
                         settings.model)

@@ -39,6 +39,7 @@ class FinetuneSettings:
     weight_decay: float = 0.01
     clip_norm: float = 1.0
     accumulation_steps: int = 1
+    recompute: bool = False  # recompute encoder layers in the backward pass (less memory)
     seed: int = 12345
     length_aware_batching: bool = True
     fixed_padding: bool = False  # pad every batch to max_seq_length (fixed-shape pipelines)
@@ -76,6 +77,9 @@ class FinetuneSettings:
         for name in ("dropout", "classifier_dropout"):
             if not 0 <= getattr(self, name) < 1:
                 raise ValueError(f"{name} must be in [0, 1), got {getattr(self, name)}")
+        if self.recompute and self.dropout:
+            raise ValueError(f"recompute needs dropout=0 (a recomputed layer would draw new "
+                             f"dropout masks), got dropout={self.dropout}")
 
     def replace(self, **changes):
         return dataclasses.replace(self, **changes)
