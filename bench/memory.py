@@ -1,11 +1,13 @@
 """Peak memory of a training step, with and without activation recomputation.
 
-    python bench/memory.py [--preset=albert_xxlarge] [--batch=2] [--seq=512]
+    python bench/memory.py [--preset=albert_xxlarge] [--batches=1,2,3] [--seq=512]
 
 Each variant runs in its own process (peak resident memory is per process):
 a classifier on the preset's configuration (random weights), trained for a
-few steps under the default precision; prints peak RSS, the step time and
-the analytical activation estimate of `albert_tf.accounting` for reference.
+step after a warm-up step under the default precision, with and without
+recomputation, at each batch size; prints peak RSS and step time, their
+ratios, and the analytical activation estimate of `albert_tf.accounting`.
+A child killed by the out-of-memory killer is reported as such.
 """
 
 import argparse
@@ -43,32 +45,48 @@ def measure(preset, batch, seq, remat, steps):
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--preset", default="albert_xxlarge")
-    # Batch 4 without recomputation needs more than 24 GiB (killed here).
-    parser.add_argument("--batch", type=int, default=2)
+    # Batch 4 without recomputation needs more than this 24 GiB machine has.
+    parser.add_argument("--batches", default="1,2,3", help="comma-separated batch sizes")
     parser.add_argument("--seq", type=int, default=512)
-    parser.add_argument("--steps", type=int, default=2)
+    parser.add_argument("--steps", type=int, default=1)
     parser.add_argument("--variant", choices=["remat", "plain"])
     args = parser.parse_args()
     if args.variant:  # the child process
-        emit(measure(args.preset, args.batch, args.seq, args.variant == "remat", args.steps))
+        emit({"batch": int(args.batches),
+              **measure(args.preset, int(args.batches), args.seq, args.variant == "remat",
+                        args.steps)})
         return
-    common = [f"--preset={args.preset}", f"--batch={args.batch}", f"--seq={args.seq}",
-              f"--steps={args.steps}"]
-    rows = [run_json("memory.py", *common, f"--variant={v}", python=sys.executable)
-            for v in ("plain", "remat")]
+    rows, ratios = [], []
+    for batch in [int(b) for b in args.batches.split(",")]:
+        pair = [child(args, batch, variant) for variant in ("plain", "remat")]
+        rows += pair
+        plain, remat = (r["peak_rss_gib"] for r in pair)
+        if isinstance(plain, float) and isinstance(remat, float):
+            ratios.append({"batch": batch, "memory_ratio": round(plain / remat, 2),
+                           "time_ratio": round(pair[1]["step_seconds"] / pair[0]["step_seconds"],
+                                               2)})
     from albert_tf import accounting
     from albert_tf.config import AlbertConfig
 
     cost = accounting.total(accounting.component_costs(AlbertConfig.preset(args.preset), args.seq))
-    plain, remat = rows
-    summary = {"preset": args.preset, "batch": args.batch, "seq": args.seq,
-               "memory_ratio": round(plain["peak_rss_gib"] / remat["peak_rss_gib"], 2),
-               "time_ratio": round(remat["step_seconds"] / plain["step_seconds"], 2),
-               "activation_estimate_gib_bf16": round(
-                   cost.activation_elements * 2 * args.batch / 2**30, 2)}
     print(table(rows, list(rows[0])))
-    print(summary)
-    emit({"memory": rows, **summary})
+    print(table(ratios, ["batch", "memory_ratio", "time_ratio"]))
+    emit({"memory": rows, "ratios": ratios, "preset": args.preset, "seq": args.seq,
+          "activation_estimate_gib_bf16_per_example": round(
+              cost.activation_elements * 2 / 2**30, 2)})
+
+
+def child(args, batch, variant):
+    """One variant's row; a child killed for memory is a row that says so."""
+    try:
+        return run_json("memory.py", f"--preset={args.preset}", f"--batches={batch}",
+                        f"--seq={args.seq}", f"--steps={args.steps}", f"--variant={variant}",
+                        python=sys.executable)
+    except RuntimeError as error:
+        if "signal 9" not in str(error):
+            raise
+        return {"batch": batch, "remat": variant == "remat", "peak_rss_gib": "killed (OOM)",
+                "step_seconds": ""}
 
 
 if __name__ == "__main__":

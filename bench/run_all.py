@@ -64,6 +64,7 @@ def main():
     if "memory" not in skip:
         results["memory"] = run_json("memory.py")
         print(table(results["memory"]["memory"], list(results["memory"]["memory"][0])))
+        print(table(results["memory"]["ratios"], ["batch", "memory_ratio", "time_ratio"]))
     return results
 
 
