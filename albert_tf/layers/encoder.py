@@ -120,9 +120,10 @@ def _loop(body, loop_vars, times):
 def _recomputed_repeat(layer, times, x, constants, weights):
     """`repeat` with recomputation, its backward pass written out.
 
-    `tf.recompute_grad` inside a `tf.while_loop` gives wrong input gradients
-    in a graph (empty tensors), and so does a custom gradient whose function
-    captures tensors instead of taking them as arguments.
+    The forward loop keeps only the layers' inputs, stacked into one
+    `(times, batch_size, seq_length, hidden_dim)` tensor; the backward loop
+    recomputes one layer at a time, takes its gradients and adds the
+    weights' ones to running sums.
     """
     num_constants = len(constants)
 
