@@ -87,9 +87,8 @@ class SelfAttentionBlock(keras.layers.Layer):
         # full-size scatters (StridedSliceGrad was 11% of a training step).
         q, k, v = ops.unstack(qkv, 3, axis=0)
         scores = ops.matmul(q, ops.transpose(k, (0, 1, 3, 2)))  # (batch, heads, seq, seq)
-        # Scaled after the product, as the reference does: oneDNN fuses the
-        # product, the scale and the bias into one call. (Scaling q first also
-        # meets a graph-optimizer bug: inside the recomputed encoder loop's
+        # Scaled after the product, as the reference does. (Scaling q first
+        # meets a graph-optimizer bug: inside the recomputing encoder loop's
         # backward pass, the input gradient came out empty.)
         scores = scores * ops.cast(1.0 / math.sqrt(self.head_dim), scores.dtype)
         scores = ops.cast(scores, "float32") + ops.cast(attention_bias, "float32")
