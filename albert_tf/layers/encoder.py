@@ -68,15 +68,18 @@ class AlbertEncoder(keras.layers.Layer):
         inner = self.num_inner_repetitions
         layers = [tuple(calls[i:i + inner]) for i in range(0, len(calls), inner)]
         for modules, run in itertools.groupby(layers):
-            def layer(x, attention_bias, *weights, modules=modules):
-                for j, (a, f) in enumerate(modules):  # 12 weights per call
+            structure = [(attention[a], ffn[f]) for a, f in modules]  # weights per call
+
+            def layer(x, attention_bias, *weights, modules=modules, structure=structure):
+                per_call = tf.nest.pack_sequence_as(structure, weights)
+                for (a, f), (attention_weights, ffn_weights) in zip(modules, per_call):
                     x = self.attention_blocks[a].call_with(
-                        weights[12 * j:12 * j + 6], x, attention_bias, training)
-                    x = self.ffn_blocks[f].call_with(weights[12 * j + 6:12 * j + 12], x, training)
+                        attention_weights, x, attention_bias, training)
+                    x = self.ffn_blocks[f].call_with(ffn_weights, x, training)
                 return x
 
-            weights = [w for a, f in modules for w in (*attention[a], *ffn[f])]
-            x = repeat(layer, len(list(run)), x, (attention_bias,), weights, self.remat)
+            x = repeat(layer, len(list(run)), x, (attention_bias,), tf.nest.flatten(structure),
+                       self.remat)
         return x
 
     def compute_output_shape(self, x_shape, attention_bias_shape=None):
