@@ -6,7 +6,7 @@ from keras import ops
 from albert_tf.config import AlbertConfig
 from albert_tf.layers.embedding import AlbertEmbedding
 from albert_tf.layers.encoder import AlbertEncoder
-from albert_tf.layers.init import kernel_initializer
+from albert_tf.layers.common import kernel_initializer
 from albert_tf.sharing import sharing_plan
 
 INPUT_NAMES = ("token_ids", "segment_ids", "padding_mask")
@@ -32,6 +32,12 @@ class AlbertBackbone(keras.Model):
     (see `albert_tf.sharing`) and called in a plain loop over the layers, so
     with `sharing="all"` one block serves all `num_layers` layers.
 
+    Args:
+        config: an `AlbertConfig`.
+        dtype: a Keras dtype policy (or its name), e.g. "mixed_bfloat16".
+        recompute: recompute the encoder's layers in the backward pass instead
+            of keeping their activations (see `AlbertEncoder`).
+
     Example:
     >>> config = AlbertConfig(vocabulary_size=11, num_layers=3, num_heads=2,
     ...                       hidden_dim=6, intermediate_dim=10, embedding_dim=4,
@@ -44,7 +50,7 @@ class AlbertBackbone(keras.Model):
     ((3, 7, 6), (3, 6))
     """
 
-    def __init__(self, config, dtype=None, remat=False, **kwargs):
+    def __init__(self, config, dtype=None, recompute=False, **kwargs):
         if not isinstance(config, AlbertConfig):
             raise TypeError(f"config must be an AlbertConfig, got {type(config).__name__}")
         # === Layers ===
@@ -54,8 +60,8 @@ class AlbertBackbone(keras.Model):
             num_segments=config.num_segments, dropout=config.dropout,
             layer_norm_epsilon=config.layer_norm_epsilon,
             initializer_range=config.initializer_range, dtype=dtype, name="embeddings")
-        self.encoder = AlbertEncoder(config, sharing_plan(config), remat=remat, dtype=dtype,
-                                     name="encoder")
+        self.encoder = AlbertEncoder(config, sharing_plan(config), recompute=recompute,
+                                     dtype=dtype, name="encoder")
         self.pooler = keras.layers.Dense(
             config.hidden_dim, activation="tanh",
             kernel_initializer=kernel_initializer(config.initializer_range),
@@ -74,11 +80,15 @@ class AlbertBackbone(keras.Model):
             inputs={"token_ids": token_ids, "segment_ids": segment_ids,
                     "padding_mask": padding_mask},
             outputs={"sequence_output": x, "pooled_output": pooled},
-            dtype=dtype, **kwargs)
+            **kwargs)
+        if dtype is not None:
+            # A functional model's constructor drops `dtype`; set it, so that
+            # `get_config` saves it (as keras-hub's `Backbone` does).
+            self.dtype_policy = keras.dtype_policies.get(dtype)
 
         # === Config ===
         self.config = config
-        self.remat = remat
+        self.recompute = recompute
 
     def call(self, inputs, training=None, mask=None):
         # A functional model maps a dict with extra keys onto its inputs by
@@ -101,9 +111,15 @@ class AlbertBackbone(keras.Model):
         return self.embeddings.token_embedding
 
     def get_config(self):
-        return {"config": self.config.to_dict(), "remat": self.remat, "name": self.name}
+        # Keras' base config (name, trainable, dtype policy); not the
+        # functional graph, which the constructor rebuilds.
+        config = super().get_config()
+        config.update({"config": self.config.to_dict(), "recompute": self.recompute})
+        return config
 
     @classmethod
     def from_config(cls, config):
         config = dict(config)
+        if "dtype" in config:
+            config["dtype"] = keras.dtype_policies.get(config["dtype"])
         return cls(AlbertConfig.from_dict(config.pop("config")), **config)

@@ -17,7 +17,7 @@ import sys
 from common import emit, run_json, table, timed
 
 
-def measure(preset, batch, seq, remat, steps):
+def measure(preset, batch, seq, recompute, steps):
     import numpy as np
     import tensorflow as tf
 
@@ -29,7 +29,7 @@ def measure(preset, batch, seq, remat, steps):
 
     policy, jit = resolve_precision("auto", "auto", make_strategy("one_device"))
     config = AlbertConfig.preset(preset)
-    model = AlbertClassifier(AlbertBackbone(config, dtype=policy, remat=remat), 2)
+    model = AlbertClassifier(AlbertBackbone(config, dtype=policy, recompute=recompute), 2)
     model.compile(optimizer=create_optimizer("adamw", 1e-5, 1000, 10), jit_compile=jit)
     tokens = np.random.default_rng(0).integers(5, 30000, (batch, seq)).astype("int32")
     x = {"token_ids": tokens, "segment_ids": 0 * tokens, "padding_mask": 1 + 0 * tokens}
@@ -38,7 +38,7 @@ def measure(preset, batch, seq, remat, steps):
     model.make_train_function()
     seconds = timed(lambda: model.train_function(iterator)["loss"].numpy(), steps, warmup=1)
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20  # KiB -> GiB
-    return {"remat": remat, "policy": policy, "peak_rss_gib": round(peak, 2),
+    return {"recompute": recompute, "policy": policy, "peak_rss_gib": round(peak, 2),
             "step_seconds": round(seconds, 2)}
 
 
@@ -49,20 +49,20 @@ def main():
     parser.add_argument("--batches", default="1,2,3", help="comma-separated batch sizes")
     parser.add_argument("--seq", type=int, default=512)
     parser.add_argument("--steps", type=int, default=1)
-    parser.add_argument("--variant", choices=["remat", "plain"])
+    parser.add_argument("--variant", choices=["recompute", "plain"])
     args = parser.parse_args()
     if args.variant:  # the child process
         emit({"batch": int(args.batches),
-              **measure(args.preset, int(args.batches), args.seq, args.variant == "remat",
+              **measure(args.preset, int(args.batches), args.seq, args.variant == "recompute",
                         args.steps)})
         return
     rows, ratios = [], []
     for batch in [int(b) for b in args.batches.split(",")]:
-        pair = [child(args, batch, variant) for variant in ("plain", "remat")]
+        pair = [child(args, batch, variant) for variant in ("plain", "recompute")]
         rows += pair
-        plain, remat = (r["peak_rss_gib"] for r in pair)
-        if isinstance(plain, float) and isinstance(remat, float):
-            ratios.append({"batch": batch, "memory_ratio": round(plain / remat, 2),
+        plain, recomputed = (r["peak_rss_gib"] for r in pair)
+        if isinstance(plain, float) and isinstance(recomputed, float):
+            ratios.append({"batch": batch, "memory_ratio": round(plain / recomputed, 2),
                            "time_ratio": round(pair[1]["step_seconds"] / pair[0]["step_seconds"],
                                                2)})
     from albert_tf import accounting
@@ -85,7 +85,8 @@ def child(args, batch, variant):
     except RuntimeError as error:
         if "signal 9" not in str(error):
             raise
-        return {"batch": batch, "remat": variant == "remat", "peak_rss_gib": "killed (OOM)",
+        return {"batch": batch, "recompute": variant == "recompute",
+                "peak_rss_gib": "killed (OOM)",
                 "step_seconds": ""}
 
 

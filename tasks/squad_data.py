@@ -294,8 +294,9 @@ def featurize(examples, tokenizer, max_seq_length=384, doc_stride=128, max_query
         - `token_is_max_context` (N, L) int8: 1 where this window is the
           token's max-context window (`max_context`).
         `features.lengths` (N,) int32: real tokens; `label_keys`:
-        ("end_positions", "is_impossible") when training (ALBERT's v2 head
-        reads `start_positions` as an input), else ().
+        ("start_positions", "end_positions", "is_impossible") when training,
+        else () (ALBERT's beam head also conditions its end logits on the gold
+        start while training: its `train_step` passes that label to the forward pass).
         `windows`: a `Window` per row (question_index, doc_start, doc_length,
         query_length), for inspection; decoding needs only the arrays.
     """
@@ -341,5 +342,5 @@ def _assemble(plan, tokenizer, max_seq_length, is_training):
             arrays["question_index"][row] = index
             windows.append(Window(index, span[0], span[1], len(query)))
             row += 1
-    label_keys = ("end_positions", "is_impossible") if is_training else ()
+    label_keys = ("start_positions", "end_positions", "is_impossible") if is_training else ()
     return Features(arrays, lengths, label_keys=label_keys), windows

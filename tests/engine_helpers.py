@@ -43,7 +43,7 @@ def toy_model(settings, strategy=None, seed=0):
     keras.utils.set_random_seed(seed)
     with strategy.scope():
         backbone = AlbertBackbone(tiny_config(max_sequence_length=MAX_LEN, dropout=settings.dropout),
-                                  remat=settings.recompute)
+                                  recompute=settings.recompute)
         model = AlbertClassifier(backbone, 2, dropout=settings.classifier_dropout)
         model.compile(optimizer=create_optimizer(
             "adamw", settings.learning_rate, settings.train_steps, settings.warmup_steps,

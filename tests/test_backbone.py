@@ -115,6 +115,24 @@ def test_serialization_round_trip(tmp_path):
     np.testing.assert_allclose(loaded(x)["pooled_output"], model(x)["pooled_output"])
 
 
+def test_mixed_policy_and_recomputation_survive_a_keras_round_trip(tmp_path):
+    model = AlbertBackbone(tiny_config(sharing="attention", num_groups=3),
+                           dtype="mixed_bfloat16", recompute=True)
+    path = str(tmp_path / "mixed.keras")
+    model.save(path)
+    loaded = keras.saving.load_model(path)
+    assert model.dtype_policy.name == "mixed_bfloat16"
+    assert loaded.dtype_policy.name == "mixed_bfloat16"
+    assert loaded.encoder.attention_blocks[0].compute_dtype == "bfloat16"
+    assert loaded.recompute and loaded.encoder.recompute
+    x = tiny_inputs()
+    expected, got = model(x), loaded(x)
+    for name in ("sequence_output", "pooled_output"):
+        assert got[name].dtype == "bfloat16"
+        np.testing.assert_array_equal(np.asarray(got[name], "float32"),
+                                      np.asarray(expected[name], "float32"))
+
+
 def test_extra_input_keys_are_ignored_and_missing_ones_named():
     model = AlbertBackbone(tiny_config())
     x = tiny_inputs()
@@ -132,13 +150,13 @@ def unrolled_encoder(encoder, x, attention_bias):
     return x
 
 
-@pytest.mark.parametrize("remat", [False, True])
+@pytest.mark.parametrize("recompute", [False, True])
 @pytest.mark.parametrize("sharing", [
     {}, {"num_groups": 2}, {"num_groups": 2, "num_inner_repetitions": 2}, {"sharing": "attention"},
     {"sharing": "none"}])
-def test_encoder_loop_equals_unrolled_layers(sharing, remat):
+def test_encoder_loop_equals_unrolled_layers(sharing, recompute):
     config = tiny_config(num_layers=4, initializer_range=0.3, **sharing)
-    encoder = AlbertBackbone(config, remat=remat).encoder
+    encoder = AlbertBackbone(config, recompute=recompute).encoder
     rng = np.random.default_rng(1)
     x = tf.constant(rng.normal(size=(BATCH, SEQ, 6)), "float32")
     bias = tf.constant(-1e4 * (rng.random((BATCH, 1, 1, SEQ)) < 0.3), "float32")
@@ -176,7 +194,7 @@ def test_each_layer_of_the_loop_draws_its_own_dropout_masks():
 def test_recomputation_gives_the_same_gradients(sharing):
     config = tiny_config(num_layers=4, initializer_range=0.3, **sharing)
     plain = AlbertPretrainingModel(AlbertBackbone(config))
-    recomputed = AlbertPretrainingModel(AlbertBackbone(config, remat=True))
+    recomputed = AlbertPretrainingModel(AlbertBackbone(config, recompute=True))
     for v, w in zip(recomputed.weights, plain.weights):
         v.assign(w)
     x = tiny_inputs()
@@ -192,5 +210,6 @@ def test_recomputation_gives_the_same_gradients(sharing):
     for grads in (gradients(recomputed), tf.function(gradients)(recomputed)):
         for a, b, v in zip(expected, grads, plain.trainable_variables):
             assert_close_at_scale(tf.convert_to_tensor(b), tf.convert_to_tensor(a), name=v.path)
-    with pytest.raises(ValueError, match=r"recomputation \(remat=True, --recompute\) needs dropout=0"):
-        AlbertBackbone(tiny_config(dropout=0.1), remat=True)
+    with pytest.raises(ValueError,
+                       match=r"recomputation \(recompute=True, --recompute\) needs dropout=0"):
+        AlbertBackbone(tiny_config(dropout=0.1), recompute=True)

@@ -45,9 +45,9 @@ def test_recompute_setting_reaches_the_model(tmp_path):
     settings = FinetuneSettings(task="rte", output_dir="x", model=tiny_model(tmp_path),
                                 recompute=True)
     model = build_model(tasks.get("rte"), settings, "float32", 30000)
-    assert model.backbone.encoder.remat
+    assert model.backbone.encoder.recompute
     assert not build_model(tasks.get("rte"), settings.replace(recompute=False), "float32",
-                           30000).backbone.encoder.remat
+                           30000).backbone.encoder.recompute
 
 
 def test_stsb_is_regression_with_one_output():

@@ -61,4 +61,4 @@ def test_recompute_setting_reaches_the_model(tmp_path):
 
     settings = PretrainSettings(input_files="unused", output_dir=str(tmp_path),
                                 model=cli.tiny_model(tmp_path), recompute=True)
-    assert build_model(settings, "float32").backbone.encoder.remat
+    assert build_model(settings, "float32").backbone.encoder.recompute

@@ -4,7 +4,7 @@ import pytest
 import tensorflow as tf
 
 from albert_tf.backbone import AlbertBackbone
-from albert_tf.models import AlbertSpanQA, AlbertV2QA
+from albert_tf.models import AlbertSpanQA, AlbertBeamQA
 from helpers import BATCH, SEQ, tiny_config, tiny_inputs
 
 
@@ -20,7 +20,7 @@ def _qa_inputs():
 
 def _v2(**kwargs):
     keras.utils.set_random_seed(3)
-    return AlbertV2QA(AlbertBackbone(tiny_config(initializer_range=0.5)), **kwargs)
+    return AlbertBeamQA(AlbertBackbone(tiny_config(initializer_range=0.5)), **kwargs)
 
 
 def test_span_head_shapes_and_masking():
@@ -83,12 +83,13 @@ def test_v2_end_head_equals_the_reference_concatenation():
     np.testing.assert_allclose(ours[real], expected[real], atol=1e-4)
 
 
-@pytest.mark.parametrize("cls", [AlbertSpanQA, AlbertV2QA])
+@pytest.mark.parametrize("cls", [AlbertSpanQA, AlbertBeamQA])
 def test_training_step_changes_every_variable(cls):
     keras.utils.set_random_seed(1)
     model = cls(AlbertBackbone(tiny_config(initializer_range=0.5)))
     x = _qa_inputs()
-    y = {"end_positions": np.array([5, 0, 4], "int32"), "is_impossible": np.array([0, 1, 0])}
+    y = {"start_positions": x["start_positions"], "end_positions": np.array([5, 0, 4], "int32"),
+         "is_impossible": np.array([0, 1, 0])}
     before = {v.path: v.numpy().copy() for v in model.trainable_variables}
     with tf.GradientTape() as tape:
         loss = model.compute_loss(x, y, model(x, training=True))
@@ -100,3 +101,47 @@ def test_training_step_changes_every_variable(cls):
     # Question answering reads the token outputs; the unused pooler is frozen.
     assert "pooler/kernel" not in before
     assert float(loss) > 0
+
+
+def test_v2_end_layer_norm_takes_the_backbone_epsilon():
+    model = AlbertBeamQA(AlbertBackbone(tiny_config(layer_norm_epsilon=1e-5)))
+    assert model.end_layer_norm.epsilon == 1e-5
+
+
+def _deterministic(cls):
+    """A QA model without dropout, so that two calls give the same loss."""
+    backbone = AlbertBackbone(tiny_config(initializer_range=0.5))
+    return AlbertBeamQA(backbone, dropout=0.0) if cls is AlbertBeamQA else cls(backbone)
+
+
+@pytest.mark.parametrize("cls", [AlbertSpanQA, AlbertBeamQA])
+def test_losses_read_both_positions_from_the_labels(cls):
+    keras.utils.set_random_seed(2)
+    model = _deterministic(cls)
+    x = _qa_inputs()
+    y = {"start_positions": np.array([4, 0, 5], "int32"),
+         "end_positions": np.array([5, 0, 5], "int32"), "is_impossible": np.array([0, 1, 0])}
+    forward = {**x, "start_positions": y["start_positions"]}  # the v2 head's gold start
+    loss = float(model.compute_loss(x, y, model(forward, training=True)))
+    # A start position left in the inputs does not change the loss ...
+    misleading = {**x, "start_positions": np.array([3, 3, 3], "int32")}
+    assert float(model.compute_loss(misleading, y, model(forward, training=True))) == loss
+    # ... one in the labels does.
+    other = {**y, "start_positions": np.array([3, 3, 3], "int32")}
+    assert float(model.compute_loss(x, other, model(forward, training=True))) != loss
+
+
+@pytest.mark.parametrize("cls", [AlbertSpanQA, AlbertBeamQA])
+def test_fit_takes_the_positions_from_the_labels_only(cls):
+    keras.utils.set_random_seed(4)
+    model = _deterministic(cls)
+    x = {k: v for k, v in _qa_inputs().items() if k != "start_positions"}
+    y = {"start_positions": np.array([4, 0, 5], "int32"),
+         "end_positions": np.array([5, 0, 5], "int32"), "is_impossible": np.array([0, 1, 0])}
+    # The loss of fit's first step (before the update) is compute_loss with
+    # the gold start given to the forward pass (v2's teacher forcing).
+    expected = float(model.compute_loss(
+        x, y, model({**x, "start_positions": y["start_positions"]}, training=True)))
+    model.compile(optimizer=keras.optimizers.SGD(0.0))
+    history = model.fit(x, y, batch_size=BATCH, epochs=1, shuffle=False, verbose=0)
+    np.testing.assert_allclose(history.history["loss"][0], expected, rtol=1e-5)

@@ -140,7 +140,7 @@ def test_training_skips_misplaced_answers_and_eval_keeps_them(tokenizer, caplog)
         train, _ = featurize(examples, tokenizer, is_training=True)
     assert sorted(set(train.arrays["question_index"].tolist())) == [0, 1, 2, 4, 5]
     assert "'q-shifted'" in caplog.text and "skipped 1 of 6" in caplog.text
-    assert train.label_keys == ("end_positions", "is_impossible")
+    assert train.label_keys == ("start_positions", "end_positions", "is_impossible")
     evaluation, _ = featurize(examples, tokenizer)
     assert 3 in evaluation.arrays["question_index"] and evaluation.label_keys == ()
 

@@ -6,7 +6,7 @@ import pytest
 
 from albert_tf import checkpoints
 from albert_tf.backbone import AlbertBackbone
-from albert_tf.models import AlbertClassifier, AlbertSpanQA, AlbertV2QA
+from albert_tf.models import AlbertClassifier, AlbertSpanQA, AlbertBeamQA
 from helpers import tiny_config, tiny_inputs, to_google_checkpoint
 
 
@@ -20,8 +20,8 @@ def _inputs():
 @pytest.mark.parametrize("build", [
     lambda b: AlbertClassifier(b, 3),
     lambda b: AlbertSpanQA(b),
-    lambda b: AlbertV2QA(b, start_n_top=2, end_n_top=3),
-], ids=["classifier", "span", "albert_v2"])
+    lambda b: AlbertBeamQA(b, start_n_top=2, end_n_top=3),
+], ids=["classifier", "span", "beam"])
 def test_google_named_task_checkpoint_round_trip(tmp_path, build):
     keras.utils.set_random_seed(5)
     source = build(AlbertBackbone(tiny_config(initializer_range=0.3)))
@@ -40,7 +40,7 @@ def test_google_named_task_checkpoint_round_trip(tmp_path, build):
 def test_pretrained_checkpoint_leaves_the_head_initialised(tmp_path):
     backbone = AlbertBackbone(tiny_config())
     folder = to_google_checkpoint(backbone, str(tmp_path / "google"))
-    model = AlbertV2QA(AlbertBackbone(tiny_config()))
+    model = AlbertBeamQA(AlbertBackbone(tiny_config()))
     head_before = model.answer_dense_0.kernel.numpy().copy()
     assert not checkpoints.load_task_weights(model, checkpoints.read_checkpoint(folder))
     np.testing.assert_array_equal(model.answer_dense_0.kernel.numpy(), head_before)

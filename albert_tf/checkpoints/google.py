@@ -78,7 +78,7 @@ _HEAD_ENTRIES = {
                    Entry("classifier/bias", "output_bias")],
     "span": [Entry("qa_outputs/kernel", "cls/squad/output_weights", "transpose"),
              Entry("qa_outputs/bias", "cls/squad/output_bias")],
-    "albert_v2": [
+    "beam": [
         Entry("start_dense/kernel", "start_logits/dense/kernel"),
         Entry("start_dense/bias", "start_logits/dense/bias"),
         Entry("end_dense_0/kernel", "end_logits/dense_0/kernel"),

@@ -1,11 +1,21 @@
 """The self-attention sub-layer of a post-LayerNorm transformer block."""
 
 import math
+from typing import NamedTuple
 
 import keras
 from keras import ops
 
-from albert_tf.layers.init import dense_2d, kernel_initializer, layer_norm, layer_norm_weights
+from albert_tf.layers.common import (DenseWeights, LayerNormWeights, dense_2d, dense_weights,
+                                     kernel_initializer, layer_norm, layer_norm_weights)
+
+
+class AttentionWeights(NamedTuple):
+    """`SelfAttentionBlock`'s weights in the compute dtype, from `compute_weights`."""
+
+    qkv: DenseWeights  # kernel (H, 3H): query, key and value side by side
+    output: DenseWeights  # kernel (H, H)
+    layer_norm: LayerNormWeights
 
 
 class SelfAttentionBlock(keras.layers.Layer):
@@ -56,31 +66,26 @@ class SelfAttentionBlock(keras.layers.Layer):
             layer.build((None, None, self.hidden_dim))
         self.layer_norm.build((None, None, self.hidden_dim))
 
-    def _projection(self, layers):
-        """Kernel (H, n*H) and bias of `layers` side by side, in the compute dtype."""
-        kernel = ops.concatenate([ops.cast(l.kernel, self.compute_dtype) for l in layers], 1)
-        bias = ops.concatenate([ops.cast(l.bias, self.compute_dtype) for l in layers], 0)
-        return kernel, bias
-
     def compute_weights(self):
-        """The block's matrices in the compute dtype, for `call_with`.
+        """The block's `AttentionWeights` in the compute dtype, for `call_with`.
 
         Query, key and value side by side: one (H, 3H) product instead of
         three (H, H) ones, the same numbers in a larger (faster) multiply.
         """
-        return (*self._projection((self.query, self.key, self.value)),
-                *self._projection((self.output_dense,)),
-                *layer_norm_weights(self.layer_norm, self.compute_dtype))
+        dtype = self.compute_dtype
+        return AttentionWeights(
+            qkv=dense_weights((self.query, self.key, self.value), dtype),
+            output=dense_weights((self.output_dense,), dtype),
+            layer_norm=layer_norm_weights(self.layer_norm, dtype))
 
     def call(self, x, attention_bias, training=None):
         return self.call_with(self.compute_weights(), x, attention_bias, training)
 
     def call_with(self, weights, x, attention_bias, training=None):
-        """The block with `weights` from `compute_weights` (cast once, used by many layers)."""
-        qkv_kernel, qkv_bias, out_kernel, out_bias, gamma, beta = weights
+        """The block with `weights` (`AttentionWeights`, cast once, used by many layers)."""
         batch, seq = ops.shape(x)[0], ops.shape(x)[1]
         flat = ops.reshape(x, (-1, self.hidden_dim))  # (batch * seq, H)
-        qkv = dense_2d(flat, qkv_kernel, qkv_bias)  # (batch * seq, 3H)
+        qkv = dense_2d(flat, weights.qkv)  # (batch * seq, 3H)
         qkv = ops.reshape(qkv, (batch, seq, 3, self.num_heads, self.head_dim))
         qkv = ops.transpose(qkv, (2, 0, 3, 1, 4))  # (3, batch, heads, seq, head_dim)
         # unstack, not qkv[i]: the gradient of three slices would be three
@@ -96,9 +101,9 @@ class SelfAttentionBlock(keras.layers.Layer):
         probs = self.probs_dropout(probs, training=training)
         context = ops.matmul(probs, v)  # (batch, heads, seq, head_dim)
         context = ops.reshape(ops.transpose(context, (0, 2, 1, 3)), (-1, self.hidden_dim))
-        out = ops.reshape(dense_2d(context, out_kernel, out_bias), ops.shape(x))  # (batch, seq, H)
+        out = ops.reshape(dense_2d(context, weights.output), ops.shape(x))  # (batch, seq, H)
         out = self.output_dropout(out, training=training)
-        return layer_norm(self.layer_norm, x + out, gamma, beta)
+        return layer_norm(self.layer_norm, x + out, weights.layer_norm)
 
     def compute_output_shape(self, x_shape, attention_bias_shape=None):
         return x_shape

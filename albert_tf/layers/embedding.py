@@ -3,7 +3,7 @@
 import keras
 from keras import ops
 
-from albert_tf.layers.init import kernel_initializer
+from albert_tf.layers.common import kernel_initializer
 
 
 class AlbertEmbedding(keras.layers.Layer):

@@ -1,12 +1,48 @@
 """`AlbertEncoder`: the stored transformer blocks, called layer after layer."""
 
+import functools
 import itertools
+from typing import NamedTuple
 
 import keras
-import tensorflow as tf
 
-from albert_tf.layers.attention import SelfAttentionBlock
-from albert_tf.layers.feedforward import FeedForwardBlock
+from albert_tf.layers.attention import AttentionWeights, SelfAttentionBlock
+from albert_tf.layers.feedforward import FeedForwardBlock, FeedForwardWeights
+from albert_tf.layers.repeat import repeat
+
+
+class BlockCall(NamedTuple):
+    """The stored modules that one transformer block call uses (indices)."""
+
+    attention: int
+    ffn: int
+
+
+class BlockWeights(NamedTuple):
+    """The weights of one block call, in the compute dtype."""
+
+    attention: AttentionWeights
+    ffn: FeedForwardWeights
+
+
+class LayerRun(NamedTuple):
+    """`times` consecutive layers that are the same block `calls` (one layer's
+    `num_inner_repetitions` of them): one loop of `repeat`."""
+
+    calls: tuple
+    times: int
+
+
+def layer_runs(plan, num_inner_repetitions):
+    """The layers of a `SharingPlan` grouped into runs of identical layers.
+
+    `sharing="all"` with one group is one run of `num_layers` layers; grouped
+    sharing, a run per group; no sharing, a run per layer.
+    """
+    calls = [BlockCall(a, f) for a, f in zip(plan.attention, plan.ffn)]
+    k = num_inner_repetitions
+    layers = [tuple(calls[i:i + k]) for i in range(0, len(calls), k)]
+    return tuple(LayerRun(calls, len(list(run))) for calls, run in itertools.groupby(layers))
 
 
 class AlbertEncoder(keras.layers.Layer):
@@ -16,31 +52,33 @@ class AlbertEncoder(keras.layers.Layer):
     once, and a loop applies them layer after layer: each run of consecutive
     layers made of the same modules (the whole stack with `sharing="all"`
     and one group; each group's layers with grouped sharing) is one
-    `tf.while_loop`, whose backward pass sums the shared
-    weights' gradients as it goes (see `repeat`). Each module's weights are
+    `tf.while_loop`, whose backward pass sums the shared weights' gradients
+    as it goes (see `albert_tf.layers.repeat`). Each module's weights are
     cast to the compute dtype once per call of the encoder, not once per
     layer, and their gradients are summed in the compute dtype before one
     cast back.
 
     config: an `AlbertConfig`; plan: its `albert_tf.sharing.SharingPlan`.
-    remat: recompute each block in the backward pass instead of keeping its
-        activations (needs dropout 0: a recomputed block would draw new masks).
+    recompute: recompute each block in the backward pass instead of keeping
+        its activations (needs dropout 0: a recomputed block would draw new
+        masks).
 
     Call arguments:
         x: `(batch_size, seq_length, hidden_dim)`.
         attention_bias: float `(batch_size, 1, 1, seq_length)`, see `SelfAttentionBlock`.
     """
 
-    def __init__(self, config, plan, remat=False, **kwargs):
+    def __init__(self, config, plan, recompute=False, **kwargs):
         super().__init__(**kwargs)
-        if remat and (config.dropout or config.attention_dropout):
-            raise ValueError("recomputation (remat=True, --recompute) needs dropout=0 and "
+        if recompute and (config.dropout or config.attention_dropout):
+            raise ValueError("recomputation (recompute=True, --recompute) needs dropout=0 and "
                              "attention_dropout=0 (a recomputed layer would draw new masks), got "
                              f"{config.dropout} and {config.attention_dropout}")
         self.plan = plan
-        self.remat = remat
+        self.recompute = recompute
         self.num_inner_repetitions = config.num_inner_repetitions
         self.hidden_dim = config.hidden_dim
+        self.runs = layer_runs(plan, config.num_inner_repetitions)
         common = dict(hidden_dim=config.hidden_dim, dropout=config.dropout,
                       layer_norm_epsilon=config.layer_norm_epsilon,
                       initializer_range=config.initializer_range, dtype=self.dtype_policy)
@@ -62,99 +100,22 @@ class AlbertEncoder(keras.layers.Layer):
         self.built = True
 
     def call(self, x, attention_bias, training=None):
-        attention = [b.compute_weights() for b in self.attention_blocks]
-        ffn = [b.compute_weights() for b in self.ffn_blocks]
-        calls = list(zip(self.plan.attention, self.plan.ffn))  # (attention, ffn) per call
-        inner = self.num_inner_repetitions
-        layers = [tuple(calls[i:i + inner]) for i in range(0, len(calls), inner)]
-        for modules, run in itertools.groupby(layers):
-            structure = [(attention[a], ffn[f]) for a, f in modules]  # weights per call
+        # Cast once here, used by every layer of every run.
+        attention = [block.compute_weights() for block in self.attention_blocks]
+        ffn = [block.compute_weights() for block in self.ffn_blocks]
+        for run in self.runs:
+            weights = [BlockWeights(attention[c.attention], ffn[c.ffn]) for c in run.calls]
+            layer = functools.partial(self._layer, run.calls, training=training)
+            x = repeat(layer, run.times, x, (attention_bias,), weights, self.recompute)
+        return x  # (batch_size, seq_length, hidden_dim)
 
-            def layer(x, attention_bias, *weights, modules=modules, structure=structure):
-                per_call = tf.nest.pack_sequence_as(structure, weights)
-                for (a, f), (attention_weights, ffn_weights) in zip(modules, per_call):
-                    x = self.attention_blocks[a].call_with(
-                        attention_weights, x, attention_bias, training)
-                    x = self.ffn_blocks[f].call_with(ffn_weights, x, training)
-                return x
-
-            x = repeat(layer, len(list(run)), x, (attention_bias,), tf.nest.flatten(structure),
-                       self.remat)
+    def _layer(self, calls, x, attention_bias, weights, training=None):
+        """One layer: its block `calls` in turn, with their `BlockWeights`."""
+        for call, w in zip(calls, weights):
+            x = self.attention_blocks[call.attention].call_with(
+                w.attention, x, attention_bias, training)
+            x = self.ffn_blocks[call.ffn].call_with(w.ffn, x, training)
         return x
 
     def compute_output_shape(self, x_shape, attention_bias_shape=None):
         return x_shape
-
-
-def repeat(layer, times, x, constants, weights, recompute=False):
-    """`x = layer(x, *constants, *weights)`, `times` times, in one `tf.while_loop`.
-
-    Unrolled, the backward pass of `times` calls would make `times` gradients
-    for the shared weights and sum them with one `AddN` at the end (graph
-    optimisation folds any chain of adds into it), so all of them would be
-    alive at once: for xxlarge's 0.8 GB block and twelve layers, 9.6 GB, more
-    than the activations. The gradient of a loop adds each call's
-    contribution to a running sum instead.
-
-    constants: tensors `layer` needs and that get no gradient.
-    recompute: keep only each call's input `x` and compute the call again in
-        the backward pass (`layer` must then be deterministic and read no
-        variables: everything it needs comes in as an argument).
-    """
-    if recompute:
-        return _recomputed_repeat(layer, times, x, constants, weights)
-    if times == 1:
-        return layer(x, *constants, *weights)
-    _, x = _loop(lambda i, x: (i + 1, layer(x, *constants, *weights)), (0, x), times)
-    return x
-
-
-def _loop(body, loop_vars, times):
-    """`loop_vars = body(*loop_vars)`, `times` times.
-
-    One iteration at a time: by default TensorFlow may start ten iterations
-    at once, and a recomputing backward pass would then recompute (and hold)
-    the activations of ten layers before it needs them.
-    """
-    return tf.while_loop(lambda *_: True, body, loop_vars, maximum_iterations=times,
-                         parallel_iterations=1)
-
-
-def _recomputed_repeat(layer, times, x, constants, weights):
-    """`repeat` with recomputation, its backward pass written out.
-
-    The forward loop keeps only the layers' inputs, stacked into one
-    `(times, batch_size, seq_length, hidden_dim)` tensor; the backward loop
-    recomputes one layer at a time, takes its gradients and adds the
-    weights' ones to running sums.
-    """
-    num_constants = len(constants)
-
-    @tf.custom_gradient
-    def run(x, *args):
-        constants, weights = args[:num_constants], args[num_constants:]
-
-        def forward(i, x, inputs):
-            return i + 1, layer(x, *constants, *weights), inputs.write(i, x)
-
-        inputs = tf.TensorArray(x.dtype, size=times, element_shape=x.shape)
-        _, y, inputs = _loop(forward, (0, x, inputs), times)
-        inputs = inputs.stack()  # (times, batch_size, seq_length, hidden_dim)
-
-        def backward(i, dy, *sums):
-            x_i = inputs[i]
-            with tf.GradientTape() as tape:
-                tape.watch([x_i, *weights])
-                y_i = layer(x_i, *constants, *weights)
-            dx, *dw = tape.gradient(y_i, [x_i, *weights], output_gradients=dy,
-                                    unconnected_gradients=tf.UnconnectedGradients.ZERO)
-            return (i - 1, dx, *(s + d for s, d in zip(sums, dw)))
-
-        def gradient(dy):
-            zeros = tuple(tf.zeros_like(w) for w in weights)
-            _, dx, *dw = _loop(backward, (times - 1, dy, *zeros), times)
-            return (dx, *[None] * num_constants, *dw)
-
-        return y, gradient
-
-    return run(x, *constants, *weights)

@@ -1,10 +1,21 @@
 """The feed-forward sub-layer of a post-LayerNorm transformer block."""
 
+from typing import NamedTuple
+
 import keras
 from keras import ops
 
-from albert_tf.layers.init import (activation_fn, dense_2d, kernel_initializer, layer_norm,
-                                   layer_norm_weights)
+from albert_tf.layers.common import (DenseWeights, LayerNormWeights, activation_fn, dense_2d,
+                                     dense_weights, kernel_initializer, layer_norm,
+                                     layer_norm_weights)
+
+
+class FeedForwardWeights(NamedTuple):
+    """`FeedForwardBlock`'s weights in the compute dtype, from `compute_weights`."""
+
+    intermediate: DenseWeights  # kernel (H, I)
+    output: DenseWeights  # kernel (I, H)
+    layer_norm: LayerNormWeights
 
 
 class FeedForwardBlock(keras.layers.Layer):
@@ -49,22 +60,22 @@ class FeedForwardBlock(keras.layers.Layer):
         self.layer_norm.build((None, None, self.hidden_dim))
 
     def compute_weights(self):
-        """The block's matrices in the compute dtype, for `call_with`."""
-        return (*(ops.cast(w, self.compute_dtype) for w in (
-            self.intermediate.kernel, self.intermediate.bias, self.output_dense.kernel,
-            self.output_dense.bias)), *layer_norm_weights(self.layer_norm, self.compute_dtype))
+        """The block's `FeedForwardWeights` in the compute dtype, for `call_with`."""
+        dtype = self.compute_dtype
+        return FeedForwardWeights(intermediate=dense_weights((self.intermediate,), dtype),
+                                  output=dense_weights((self.output_dense,), dtype),
+                                  layer_norm=layer_norm_weights(self.layer_norm, dtype))
 
     def call(self, x, training=None):
         return self.call_with(self.compute_weights(), x, training)
 
     def call_with(self, weights, x, training=None):
-        """The block with `weights` from `compute_weights` (cast once, used by many layers)."""
-        in_kernel, in_bias, out_kernel, out_bias, gamma, beta = weights
+        """The block with `weights` (`FeedForwardWeights`, cast once, used by many layers)."""
         flat = ops.reshape(x, (-1, self.hidden_dim))  # (batch * seq, H)
-        h = dense_2d(flat, in_kernel, in_bias, self._activation)  # (rows, I)
-        out = dense_2d(h, out_kernel, out_bias)
+        h = dense_2d(flat, weights.intermediate, self._activation)  # (batch * seq, I)
+        out = dense_2d(h, weights.output)
         out = self.output_dropout(ops.reshape(out, ops.shape(x)), training=training)
-        return layer_norm(self.layer_norm, x + out, gamma, beta)
+        return layer_norm(self.layer_norm, x + out, weights.layer_norm)
 
     def compute_output_shape(self, x_shape):
         return x_shape

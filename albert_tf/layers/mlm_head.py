@@ -3,7 +3,7 @@
 import keras
 from keras import ops
 
-from albert_tf.layers.init import activation_fn, kernel_initializer
+from albert_tf.layers.common import activation_fn, kernel_initializer
 
 
 class MaskedLMHead(keras.layers.Layer):
@@ -41,8 +41,10 @@ class MaskedLMHead(keras.layers.Layer):
     def build(self, x_shape):
         self.dense.build((None, None, self.hidden_dim))
         self.layer_norm.build((None, None, self.token_embedding.output_dim))
+        # Added to the float32 logits: kept float32 under mixed precision.
         self.output_bias = self.add_weight(
-            name="output_bias", shape=(self.token_embedding.input_dim,), initializer="zeros")
+            name="output_bias", shape=(self.token_embedding.input_dim,), initializer="zeros",
+            autocast=False)
 
     def call(self, x):
         h = self.layer_norm(self.dense(x))  # (batch, positions, E)

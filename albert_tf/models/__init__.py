@@ -2,6 +2,6 @@
 
 from albert_tf.models.classifier import AlbertClassifier
 from albert_tf.models.pretraining import AlbertPretrainingModel
-from albert_tf.models.question_answering import AlbertSpanQA, AlbertV2QA
+from albert_tf.models.question_answering import AlbertSpanQA, AlbertBeamQA
 
-__all__ = ["AlbertClassifier", "AlbertPretrainingModel", "AlbertSpanQA", "AlbertV2QA"]
+__all__ = ["AlbertClassifier", "AlbertPretrainingModel", "AlbertSpanQA", "AlbertBeamQA"]

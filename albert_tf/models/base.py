@@ -7,14 +7,29 @@ import tensorflow as tf
 class TaskModel(keras.Model):
     """A backbone plus a task head; subclasses define the head and loss.
 
-    Subclasses set `self.backbone`, build their head layers in `__init__`
-    (so the model is complete before training), and define `call`,
-    `compute_loss`, `head_config` and the class attribute `head_kind`.
+    Subclasses take the backbone as their first constructor argument, set
+    `self.backbone`, build their head layers in `__init__` (so the model is
+    complete before training), and define `call`, `compute_loss`,
+    `head_config` and the class attribute `head_kind`; `get_config` returns
+    their other constructor arguments on top of this class's.
     """
 
     @property
     def config(self):
         return self.backbone.config
+
+    def get_config(self):
+        # Keras' base config (name, trainable, dtype policy) and the backbone;
+        # subclasses add their own constructor arguments.
+        config = super().get_config()
+        config["backbone"] = keras.saving.serialize_keras_object(self.backbone)
+        return config
+
+    @classmethod
+    def from_config(cls, config):
+        config = dict(config)
+        backbone = keras.saving.deserialize_keras_object(config.pop("backbone"))
+        return cls(backbone, **config)
 
     def _maybe_symbolic_build(self, iterator=None, data_batch=None):
         # Keras' version takes a batch and averages it with strategy.reduce to

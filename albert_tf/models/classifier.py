@@ -3,11 +3,12 @@
 import keras
 from keras import ops
 
-from albert_tf.layers.init import kernel_initializer
+from albert_tf.layers.common import kernel_initializer
 from albert_tf.models.base import TaskModel
 from albert_tf.models.losses import replica_mean, sparse_cross_entropy
 
 
+@keras.saving.register_keras_serializable(package="albert_tf")
 class AlbertClassifier(TaskModel):
     """A dense layer on the dropped-out pooled `[CLS]` output.
 
@@ -25,7 +26,7 @@ class AlbertClassifier(TaskModel):
         super().__init__(**kwargs)
         self.backbone = backbone
         self.num_classes = num_classes
-        self.dropout_rate = dropout
+        self.dropout = dropout
         self.head_dropout = keras.layers.Dropout(dropout, dtype=backbone.dtype_policy)
         self.classifier = keras.layers.Dense(
             num_classes, kernel_initializer=kernel_initializer(backbone.config.initializer_range),
@@ -50,4 +51,9 @@ class AlbertClassifier(TaskModel):
         return replica_mean(per_example)
 
     def head_config(self):
-        return {"num_classes": self.num_classes, "dropout": self.dropout_rate}
+        return {"num_classes": self.num_classes, "dropout": self.dropout}
+
+    def get_config(self):
+        config = super().get_config()
+        config.update({"num_classes": self.num_classes, "dropout": self.dropout})
+        return config

@@ -80,13 +80,3 @@ class AlbertPretrainingModel(TaskModel):
 
     def head_config(self):
         return {"heads": ["mlm", "sop"]}
-
-    def get_config(self):
-        return {"backbone": keras.saving.serialize_keras_object(self.backbone),
-                "name": self.name}
-
-    @classmethod
-    def from_config(cls, config):
-        config = dict(config)
-        backbone = keras.saving.deserialize_keras_object(config.pop("backbone"))
-        return cls(backbone, **config)

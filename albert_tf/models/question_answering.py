@@ -4,12 +4,16 @@ Inputs (besides the backbone's): `p_mask` (batch, seq) int, 1 where a token
 cannot be part of an answer (question, [SEP], padding) and 0 for context
 tokens and for [CLS], the no-answer position. Masked logits are pushed to
 -1e30, as in google-research/albert `squad_utils.py`.
+
+Labels (`y`, for `fit` and `compute_loss`): `start_positions` and
+`end_positions` (batch,) int, and for the v2 head `is_impossible` (batch,);
+the losses read all of them from `y`.
 """
 
 import keras
 from keras import ops
 
-from albert_tf.layers.init import kernel_initializer
+from albert_tf.layers.common import kernel_initializer
 from albert_tf.models.base import TaskModel
 from albert_tf.models.losses import replica_mean
 
@@ -33,6 +37,7 @@ def _position_loss(log_probs, positions):
     return -picked[:, 0]
 
 
+@keras.saving.register_keras_serializable(package="albert_tf")
 class AlbertSpanQA(TaskModel):
     """Start and end logits from one dense layer on every token (BERT-style).
 
@@ -63,15 +68,16 @@ class AlbertSpanQA(TaskModel):
                 "end_logits": _masked(logits[..., 1], inputs["p_mask"])}
 
     def compute_loss(self, x=None, y=None, y_pred=None, sample_weight=None, training=True):
-        start = _position_loss(ops.log_softmax(y_pred["start_logits"]), x["start_positions"])
+        start = _position_loss(ops.log_softmax(y_pred["start_logits"]), y["start_positions"])
         end = _position_loss(ops.log_softmax(y_pred["end_logits"]), y["end_positions"])
         return replica_mean((start + end) / 2.0)
 
     def head_config(self):
-        return {"head": "cls_null"}
+        return {"head": "span"}
 
 
-class AlbertV2QA(TaskModel):
+@keras.saving.register_keras_serializable(package="albert_tf")
+class AlbertBeamQA(TaskModel):
     """ALBERT's own SQuAD v2 head (google-research/albert `create_v2_model`).
 
     - start logits: a dense layer on each token (`start_logits/dense`);
@@ -86,18 +92,26 @@ class AlbertV2QA(TaskModel):
     Loss (training): mean of start and end NLL + 0.5 x sigmoid cross-entropy
     of the answerability logit.
 
+    Teacher forcing: called with `training=True`, the model reads the gold
+    start from `inputs["start_positions"]` (as the reference reads it from
+    its features). `fit` takes it from the labels: `train_step` copies
+    `y["start_positions"]` into the inputs, so the data give it once, as a
+    label; the loss reads both positions from the labels.
+
     Inference outputs: `start_top_log_probs`, `start_top_index` (batch, k),
     `end_top_log_probs`, `end_top_index` (batch, k * e) where entry `s*e + j`
     is the j-th end for the s-th start, and `cls_logits` (batch,).
     """
 
-    head_kind = "albert_v2"
+    head_kind = "beam"
 
     def __init__(self, backbone, start_n_top=5, end_n_top=5, dropout=0.1, **kwargs):
         super().__init__(**kwargs)
         self.backbone = backbone
         _freeze_pooler(backbone)
-        self.start_n_top, self.end_n_top, self.dropout_rate = start_n_top, end_n_top, dropout
+        self.start_n_top = start_n_top
+        self.end_n_top = end_n_top
+        self.dropout = dropout
         config, policy = backbone.config, backbone.dtype_policy
         h, init = config.hidden_dim, kernel_initializer(config.initializer_range)
 
@@ -109,7 +123,7 @@ class AlbertV2QA(TaskModel):
         self.start_dense = dense(1, "start_dense")
         self.end_dense_0 = dense(h, "end_dense_0", activation="tanh")
         self.end_layer_norm = keras.layers.LayerNormalization(
-            epsilon=1e-12, dtype=policy, name="end_layer_norm")
+            epsilon=config.layer_norm_epsilon, dtype=policy, name="end_layer_norm")
         self.end_dense_1 = dense(1, "end_dense_1")
         self.answer_dense_0 = dense(h, "answer_dense_0", activation="tanh")
         self.answer_dropout = keras.layers.Dropout(dropout, dtype=policy)
@@ -171,13 +185,29 @@ class AlbertV2QA(TaskModel):
         return ops.cast(self.answer_dense_1(hidden)[:, 0], "float32")
 
     def compute_loss(self, x=None, y=None, y_pred=None, sample_weight=None, training=True):
-        start = _position_loss(y_pred["start_log_probs"], x["start_positions"])
+        start = _position_loss(y_pred["start_log_probs"], y["start_positions"])
         end = _position_loss(y_pred["end_log_probs"], y["end_positions"])
         answerable = keras.losses.binary_crossentropy(
             ops.cast(y["is_impossible"], "float32")[:, None], y_pred["cls_logits"][:, None],
             from_logits=True)
         return replica_mean((start + end) / 2.0 + 0.5 * answerable)
 
+    def train_step(self, data):
+        return super().train_step(_with_gold_start(data))
+
     def head_config(self):
-        return {"head": "albert_v2", "start_n_top": self.start_n_top,
-                "end_n_top": self.end_n_top, "dropout": self.dropout_rate}
+        return {"head": "beam", "start_n_top": self.start_n_top,
+                "end_n_top": self.end_n_top, "dropout": self.dropout}
+
+    def get_config(self):
+        config = super().get_config()
+        config.update({"start_n_top": self.start_n_top, "end_n_top": self.end_n_top,
+                       "dropout": self.dropout})
+        return config
+
+
+def _with_gold_start(data):
+    """`(x, y, sample_weight)` with the labels' `start_positions` in `x` (teacher forcing)."""
+    x, y, sample_weight = keras.utils.unpack_x_y_sample_weight(data)
+    x = {**x, "start_positions": y["start_positions"]}
+    return keras.utils.pack_x_y_sample_weight(x, y, sample_weight)
