@@ -2,14 +2,65 @@
 
 A mistake of the user's (a missing flag, a bad file, a bad value) ends the
 run with one line, `error: <what was wrong, and where>`, and exit status 1,
-not a traceback; `--verbosity=1` logs the traceback too. Imports nothing
-heavy, so that flag checks run before TensorFlow loads.
+not a traceback; `--verbosity=1` logs the traceback too. The flags of a
+command are made from its settings class (`define_flags`), so that defaults
+and help texts live in one place. Imports nothing heavy, so that flag checks
+run before TensorFlow loads.
 """
 
 import contextlib
+import dataclasses
 import sys
 
-from absl import logging
+from absl import flags, logging
+
+from albert_tf.settings import value_type
+
+
+def define_flags(settings_class, flag_values=flags.FLAGS, unset=(), unset_help=""):
+    """Defines one flag per field of `settings_class` (fields declared with `flag=True`).
+
+    The flag has the field's default, help text and choices; the fields in
+    `unset` get no default (None: "not given"), their help ending in `unset_help`.
+    A name already defined (a field shared by two settings classes) is skipped.
+    The flags belong to the calling module (so that `--helpshort` lists them).
+    """
+    caller = sys._getframe(1).f_globals.get("__name__")
+    module = sys.argv[0] if caller == "__main__" else caller
+    for field in dataclasses.fields(settings_class):
+        meta = field.metadata
+        if not meta.get("flag", True) or field.name in flag_values:
+            continue
+        default = None if field.name in unset or field.default is dataclasses.MISSING \
+            else field.default
+        help_text = meta.get("help", "") + (unset_help if field.name in unset else "")
+        kind, _ = value_type(field)
+        if meta.get("choices"):
+            flags.DEFINE_enum(field.name, default, list(meta["choices"]), help_text,
+                              flag_values=flag_values, module_name=module)
+        else:
+            define = {bool: flags.DEFINE_boolean, int: flags.DEFINE_integer,
+                      float: flags.DEFINE_float}.get(kind, flags.DEFINE_string)
+            define(field.name, default, help_text, flag_values=flag_values, module_name=module)
+
+
+def flag_fields(settings_class, flag_values=flags.FLAGS):
+    """The names of `settings_class`'s fields that have a flag in `flag_values`."""
+    return [f.name for f in dataclasses.fields(settings_class)
+            if f.metadata.get("flag", True) and f.name in flag_values]
+
+
+def given_settings(settings_class, flag_values=flags.FLAGS):
+    """`{field: value}` of the flags of `settings_class` the user set on the command line."""
+    return {name: flag_values[name].value for name in flag_fields(settings_class, flag_values)
+            if flag_values[name].present}
+
+
+def settings_from_flags(settings_class, flag_values=flags.FLAGS):
+    """A `settings_class` from its flags' values (defaults included); a bad value
+    raises `ValueError` naming the field."""
+    return settings_class.from_dict(
+        {name: flag_values[name].value for name in flag_fields(settings_class, flag_values)})
 
 
 def check_arguments(argv, flag_values, required=()):

@@ -39,12 +39,12 @@ def test_run_prints_summary_and_is_byte_identical_across_processes(tmp_path):
     (lambda tmp: [f"--input={tmp}/none*.txt", f"--spm_model={SPM}", f"--output={tmp}/o"],
      "error: --input: no file matches '{tmp}/none*.txt'"),
     (lambda tmp: [f"--input={LEDGER}", f"--spm_model={tmp}/no.model", f"--output={tmp}/o"],
-     "error: SentencePiece model file not found: {tmp}/no.model"),
+     "error: vocabulary file not found: {tmp}/no.model"),
     (lambda tmp: [f"--input={LEDGER}", f"--spm_model={LEDGER}", f"--output={tmp}/o"],
-     "error: {ledger}: not a SentencePiece model"),
+     "error: {ledger}: not a vocabulary file; expected a SentencePiece model (.model)"),
     (lambda tmp: args(f"{tmp}/o", "--max_seq_length=4"),
      "error: max_seq_length must be >= 5 ([CLS] a [SEP] b [SEP]), got 4"),
-    (lambda tmp: [f"--input={LEDGER}"], "error: missing required flag(s): --spm_model, --output"),
+    (lambda tmp: [f"--input={LEDGER}"], "error: missing required flag(s): --vocab_file, --output"),
 ])
 def test_user_errors_are_one_line(tmp_path, make_args, expected):
     result = run(MODULE, *make_args(tmp_path), timeout=120)

@@ -8,47 +8,44 @@ import dataclasses
 
 from albert_tf.pretraining.documents import INPUT_FORMATS
 from albert_tf.pretraining.instances import InstanceOptions
+from albert_tf.settings import (CLOSED_PROBABILITY, NON_NEGATIVE, OPEN_PROBABILITY, POSITIVE,
+                                Settings, at_least, setting)
 
 
-@dataclasses.dataclass(frozen=True)
-class DataOptions:
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class DataOptions(Settings):
     """Settings of `create_pretraining_data`; invalid values raise `ValueError`.
 
     Defaults are the reference's, except `dupe_factor` (10, BERT's default;
     ALBERT's script used 40, which multiplies the output by 40).
     """
 
-    input_format: str = "lines"
-    max_seq_length: int = 512
-    max_predictions_per_seq: int = 20
-    masked_lm_prob: float = 0.15
-    max_ngram: int = 3
-    dupe_factor: int = 10
-    short_seq_prob: float = 0.1
-    random_next_sentence: bool = False
-    random_seed: int = 12345
-    num_shards: int = 1
-    document_window: int = 100
-    shuffle_buffer: int = 10_000
+    input_format: str = setting(
+        "lines", "lines: one sentence per line, blank line between documents (the reference's "
+        "format); prose: plain text (e.g. Gutenberg books), paragraphs split into sentences, "
+        "a document per chapter.", choices=INPUT_FORMATS)
+    max_seq_length: int = setting(512, "Tokens per instance, [CLS]/[SEP] included.",
+                                  rule=at_least(5, "[CLS] a [SEP] b [SEP]"))
+    max_predictions_per_seq: int = setting(20, "Most masked tokens per instance.")
+    masked_lm_prob: float = setting(0.15, "Share of tokens to mask (before the cap).",
+                                    rule=OPEN_PROBABILITY)
+    max_ngram: int = setting(3, "Longest masked span in words; p(n) ~ 1/n.", rule=POSITIVE)
+    dupe_factor: int = setting(10, "Passes over the corpus, each with new masks.", rule=POSITIVE)
+    short_seq_prob: float = setting(0.1, "Probability of a shorter target length.",
+                                    rule=CLOSED_PROBABILITY)
+    random_next_sentence: bool = setting(
+        False, "NSP-style negatives (B from another document) instead of SOP swaps.")
+    random_seed: int = setting(12345, "Seed of every random choice.", rule=NON_NEGATIVE)
+    num_shards: int = setting(1, "Output files (records go round-robin).", rule=POSITIVE)
+    document_window: int = setting(
+        100, "Documents held at once: read ahead (taken in random order) and the source of "
+        "random documents.", rule=POSITIVE)
+    shuffle_buffer: int = setting(10_000, "Records shuffled before writing.", rule=POSITIVE)
 
-    def __post_init__(self):
-        checks = [
-            ("input_format", self.input_format in INPUT_FORMATS, f"one of {INPUT_FORMATS}"),
-            ("max_seq_length", self.max_seq_length >= 5, ">= 5 ([CLS] a [SEP] b [SEP])"),
-            ("max_predictions_per_seq", 1 <= self.max_predictions_per_seq <= self.max_seq_length,
-             "in [1, max_seq_length]"),
-            ("masked_lm_prob", 0.0 < self.masked_lm_prob < 1.0, "in (0, 1)"),
-            ("max_ngram", self.max_ngram >= 1, ">= 1"),
-            ("dupe_factor", self.dupe_factor >= 1, ">= 1"),
-            ("short_seq_prob", 0.0 <= self.short_seq_prob <= 1.0, "in [0, 1]"),
-            ("random_seed", self.random_seed >= 0, ">= 0"),
-            ("num_shards", self.num_shards >= 1, ">= 1"),
-            ("document_window", self.document_window >= 1, ">= 1"),
-            ("shuffle_buffer", self.shuffle_buffer >= 1, ">= 1"),
-        ]
-        for field, ok, want in checks:
-            if not ok:
-                raise ValueError(f"{field} must be {want}, got {getattr(self, field)!r}")
+    def checks(self):
+        return (("max_predictions_per_seq",
+                 1 <= self.max_predictions_per_seq <= self.max_seq_length,
+                 "in [1, max_seq_length]"),)
 
     def instance_options(self):
         return InstanceOptions(

@@ -1,105 +1,133 @@
-"""`FinetuneSettings`: everything a fine-tuning run reads, resolved once.
+"""The settings of a training run: `TrainingSettings`, and `FinetuneSettings` on it.
 
-One override path: field defaults -> the task's recipe (configs/) -> an
-optional JSON config file -> command-line flags. The resolved settings are
-saved as `settings.json` in the output folder, which is what a resumed run
-reads back.
+`TrainingSettings` holds what fine-tuning and pretraining share (the model to
+start from, optimisation, devices, precision, checkpoints, logging);
+`FinetuneSettings` adds the task, its data and run control, and
+`albert_tf.pretraining.train_settings.PretrainSettings` the pretraining data.
+Every field is declared once (`albert_tf.settings.setting`): its default, help
+text and allowed values make the flags and the validation.
+
+Fine-tuning resolves one override path: field defaults -> the task's recipe
+(configs/) -> an optional JSON config file -> command-line flags. The
+resolved settings are saved as `settings.json` in the output folder, with the
+precision and XLA choice that `auto` made on this machine, which is what a
+resumed run reads back.
 """
 
 import dataclasses
-import json
 import os
 
 from albert_tf.config import read_json
-from albert_tf.io_utils import atomic_file
+from albert_tf.settings import (NON_NEGATIVE, POSITIVE, POSITIVE_REAL, PROBABILITY, Settings,
+                                setting)
 
 SETTINGS_FILE = "settings.json"
+STRATEGIES = ("auto", "one_device", "mirrored", "multi_worker", "tpu")
+PRECISIONS = ("auto", "fp32", "bf16", "fp16")
+XLA_CHOICES = ("auto", "on", "off")
+OPTIMIZERS = ("adamw", "lamb")
 RECIPE_FIELDS = ("learning_rate", "batch_size", "train_steps", "warmup_steps",
                  "max_seq_length", "dropout", "classifier_dropout")
+# Names of settings in files written before they were renamed: old -> new.
+RENAMED = {"spm_model": "vocab_file"}
 
 
-@dataclasses.dataclass(frozen=True)
-class FinetuneSettings:
-    task: str
-    output_dir: str
-    data_dir: str | None = None
-    init_checkpoint: str | None = None
-    model: str = "albert_base"  # preset or config file, for a random initialisation
-    spm_model: str | None = None
-    # The task's recipe (filled from configs/finetune_recipes.json).
-    learning_rate: float = 2e-5
-    batch_size: int = 32
-    train_steps: int = 1000
-    warmup_steps: int = 100
-    max_seq_length: int = 512
-    dropout: float = 0.0
-    classifier_dropout: float = 0.1
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class TrainingSettings(Settings):
+    """What every training run reads: starting point, optimisation, devices, checkpoints."""
+
+    output_dir: str = setting(help="Where checkpoints, TensorBoard, results and the model go.")
+    init_checkpoint: str | None = setting(
+        None, "A pretrained checkpoint in any format load_pretrained reads, or a published "
+        "name such as albert_base_v2.")
+    model: str = setting("albert_base", "Model preset or config file, used only without "
+                         "--init_checkpoint (or with --init_from_group0).")
+    vocab_file: str | None = setting(
+        None, "The vocabulary (a SentencePiece .model); default: the one shipped with "
+        "--init_checkpoint.")
     # Optimisation.
-    optimizer: str = "adamw"
-    weight_decay: float = 0.01
-    clip_norm: float = 1.0
-    accumulation_steps: int = 1
-    recompute: bool = False  # recompute encoder layers in the backward pass (less memory)
-    seed: int = 12345
-    length_aware_batching: bool = True
-    fixed_padding: bool = False  # pad every batch to max_seq_length (fixed-shape pipelines)
+    learning_rate: float = setting(2e-5, "Peak learning rate.", rule=POSITIVE_REAL)
+    batch_size: int = setting(32, "Global batch size, split across replicas.", rule=POSITIVE)
+    train_steps: int = setting(1000, "Optimizer updates.", rule=POSITIVE)
+    warmup_steps: int = setting(100, "Linear warmup updates.", rule=NON_NEGATIVE)
+    max_seq_length: int = setting(512, "Longest input in tokens.", rule=POSITIVE)
+    optimizer: str = setting("adamw", "Optimizer.", choices=OPTIMIZERS)
+    weight_decay: float = setting(0.01, "Decoupled weight decay (not on LayerNorm and biases).",
+                                  rule=NON_NEGATIVE)
+    clip_norm: float = setting(1.0, "Global gradient-norm clip.", rule=POSITIVE_REAL)
+    accumulation_steps: int = setting(1, "Micro-batches per update (gradient accumulation).",
+                                      rule=POSITIVE)
+    recompute: bool = setting(
+        False, "Recompute each encoder layer in the backward pass instead of keeping its "
+        "activations: less memory, about 1.3x the step time (needs dropout 0).")
+    seed: int = setting(12345, "Seed of initialisation, dropout and data order.",
+                        rule=NON_NEGATIVE)
     # Devices.
-    strategy: str = "auto"
-    tpu: str = ""
-    precision: str = "auto"
-    xla: str = "auto"
-    # Run control.
-    do_train: bool = True
-    do_eval: bool = True
-    do_predict: bool = False
-    export: bool = False
-    eval_batch_size: int = 64
-    checkpoint_every: int = 500
-    keep_checkpoints: int = 3
-    log_every: int = 50
-    divergence_factor: float = 100.0
-    task_options: dict = dataclasses.field(default_factory=dict)
+    strategy: str = setting("auto", "tf.distribute strategy; multi_worker reads TF_CONFIG.",
+                            choices=STRATEGIES)
+    tpu: str = setting("", "TPU name or address (with --strategy=tpu or auto).")
+    precision: str = setting("auto", "Mixed precision; auto picks the fastest measured for the "
+                             "device (and the run keeps that choice when resumed).",
+                             choices=PRECISIONS)
+    xla: str = setting("auto", "XLA compilation; auto: on for GPUs and TPUs.",
+                       choices=XLA_CHOICES)
+    # Checkpoints and logging.
+    checkpoint_every: int = setting(500, "Save a resumable checkpoint every N updates.",
+                                    rule=POSITIVE)
+    keep_checkpoints: int = setting(3, "Checkpoints kept.", rule=POSITIVE)
+    log_every: int = setting(50, "TensorBoard scalars every N updates.", rule=POSITIVE)
+    divergence_factor: float = setting(
+        100.0, "Stop when the loss exceeds this multiple of the first loss.", rule=POSITIVE_REAL)
 
-    def __post_init__(self):
-        for name in ("batch_size", "train_steps", "max_seq_length", "accumulation_steps",
-                     "eval_batch_size", "checkpoint_every", "keep_checkpoints", "log_every"):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-                raise ValueError(f"{name} must be a positive integer, got {value!r}")
-        if not 0 <= self.warmup_steps <= self.train_steps:
-            raise ValueError(f"warmup_steps={self.warmup_steps} must be in "
-                             f"[0, train_steps={self.train_steps}]")
-        if self.batch_size % self.accumulation_steps:
-            raise ValueError(f"batch_size={self.batch_size} must be divisible by "
-                             f"accumulation_steps={self.accumulation_steps}")
-        if self.learning_rate <= 0:
-            raise ValueError(f"learning_rate must be positive, got {self.learning_rate}")
-        for name in ("dropout", "classifier_dropout"):
-            if not 0 <= getattr(self, name) < 1:
-                raise ValueError(f"{name} must be in [0, 1), got {getattr(self, name)}")
-        if self.recompute and self.dropout:
-            raise ValueError(f"recompute needs dropout=0 (a recomputed layer would draw new "
-                             f"dropout masks), got dropout={self.dropout}")
+    def checks(self):
+        return (
+            ("output_dir", bool(self.output_dir), "a folder name"),
+            ("warmup_steps", self.warmup_steps <= self.train_steps,
+             f"<= train_steps={self.train_steps}"),
+            ("batch_size", self.batch_size % self.accumulation_steps == 0,
+             f"divisible by accumulation_steps={self.accumulation_steps}"),
+        )
 
-    def replace(self, **changes):
-        return dataclasses.replace(self, **changes)
-
-    def to_dict(self):
-        return dataclasses.asdict(self)
-
-    def save(self, directory):
-        with atomic_file(os.path.join(directory, SETTINGS_FILE)) as f:
-            json.dump(self.to_dict(), f, indent=2, sort_keys=True)
+    @classmethod
+    def from_dict(cls, values, source=None):
+        values = {RENAMED.get(k, k): v for k, v in values.items()}
+        return super().from_dict(values, source)
 
 
-FIELDS = tuple(f.name for f in dataclasses.fields(FinetuneSettings))
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class FinetuneSettings(TrainingSettings):
+    """A fine-tuning run; the recipe fields' defaults come from the task's recipe."""
+
+    task: str = setting(help="Task name, e.g. rte, mnli, squad, squad_v2.")
+    data_dir: str | None = setting(None, "The task's data folder (e.g. glue/RTE).")
+    dropout: float = setting(0.0, "ALBERT dropout while fine-tuning.", rule=PROBABILITY)
+    classifier_dropout: float = setting(0.1, "Dropout before the task head.", rule=PROBABILITY)
+    length_aware_batching: bool = setting(
+        True, "Batch examples of similar length (else random batches).")
+    fixed_padding: bool = setting(
+        False, "Pad every batch to --max_seq_length instead of to its longest example (what "
+        "fixed-shape pipelines do; for comparison).")
+    do_train: bool = setting(True, "Train.")
+    do_eval: bool = setting(True, "Evaluate on the task's dev split(s).")
+    do_predict: bool = setting(False, "Write test-set predictions.")
+    export: bool = setting(False, "Export a SavedModel at the end.")
+    eval_batch_size: int = setting(64, "Global eval batch size.", rule=POSITIVE)
+    task_options: dict = setting({}, "The task's own options (e.g. SQuAD's doc_stride).",
+                                 flag=False)
+
+    def checks(self):
+        return (*super().checks(),
+                ("task", bool(self.task), "a task name"),
+                (not (self.recompute and self.dropout),
+                 "recompute needs dropout=0 (a recomputed layer would draw new dropout masks), "
+                 f"got dropout={self.dropout}"))
 
 
-def _checked(values, source):
-    unknown = sorted(set(values) - set(FIELDS))
-    if unknown:
-        raise ValueError(f"{source}: unknown setting(s) {unknown}")
-    return values
+# Settings that may change when a run is resumed (they do not change its result).
+RESUMABLE = ("strategy", "tpu", "log_every", "do_eval", "do_predict", "export",
+             "eval_batch_size", "keep_checkpoints")
+# Settings whose "auto" is resolved at the start of a run and saved resolved.
+AUTO_RESOLVED = ("precision", "xla")
 
 
 def resolve(task, overrides, config_file=None):
@@ -112,20 +140,62 @@ def resolve(task, overrides, config_file=None):
     """
     values = {name: getattr(task.recipe, name) for name in RECIPE_FIELDS}
     if config_file:
-        values.update(_checked(read_json(config_file), config_file))
-    values.update(_checked(overrides, "flags"))
+        values.update(read_json(config_file))
+        FinetuneSettings.from_dict({**values, "task": task.name, "output_dir": "x"}, config_file)
+    values.update(overrides)
     values["task"] = task.name
-    return FinetuneSettings(**values)
+    return FinetuneSettings.from_dict(values)
 
 
-def load_saved(output_dir):
-    """The settings saved in `output_dir`, or None if it holds no run."""
-    path = os.path.join(output_dir, SETTINGS_FILE)
+def settings_path(output_dir, file_name=SETTINGS_FILE):
+    return os.path.join(output_dir, file_name)
+
+
+def load_saved(cls, output_dir, file_name=SETTINGS_FILE):
+    """The settings of class `cls` saved in `output_dir`, or None if it holds no run.
+
+    `output_dir` is the folder as given now: a run folder that was moved or
+    copied resumes where it is, whatever path it was saved with.
+    """
+    path = settings_path(output_dir, file_name)
     if not os.path.isfile(path):
         return None
-    return FinetuneSettings(**_checked(read_json(path), path))
+    values = read_json(path)
+    values["output_dir"] = output_dir
+    return cls.from_dict(values, path)
 
 
-def differences(saved, given):
-    """Fields where `given` (a dict of explicit settings) differs from `saved`."""
-    return {k: (getattr(saved, k), v) for k, v in given.items() if getattr(saved, k) != v}
+def resume_conflicts(saved, given):
+    """Fields where `given` (explicit settings) contradicts the saved run.
+
+    Paths are compared by what they point to; "auto" for a setting saved
+    resolved (precision, XLA) agrees with the saved choice; settings in
+    `RESUMABLE` may change.
+    """
+    conflicts = {}
+    for name, value in given.items():
+        if name in RESUMABLE or name == "output_dir":
+            continue
+        old = getattr(saved, name)
+        if name in AUTO_RESOLVED and value == "auto":
+            continue
+        if name == "task_options":  # only the options given now are compared
+            conflicts.update({f"task_options.{k}": (old.get(k), v) for k, v in value.items()
+                              if old.get(k) != v})
+            continue
+        if name in PATH_FIELDS and isinstance(value, str) and isinstance(old, str):
+            if _same_path(old, value):
+                continue
+        if old != value:
+            conflicts[name] = (old, value)
+    return conflicts
+
+
+PATH_FIELDS = ("init_checkpoint", "vocab_file", "data_dir", "model", "input_files",
+               "eval_files")
+
+
+def _same_path(a, b):
+    if os.path.exists(a) and os.path.exists(b):
+        return os.path.samefile(a, b)
+    return os.path.normpath(os.path.abspath(a)) == os.path.normpath(os.path.abspath(b))

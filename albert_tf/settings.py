@@ -1,0 +1,156 @@
+"""Settings declared once: each field with its default, help text and allowed values.
+
+Every command's settings (`FinetuneSettings`, `PretrainSettings`, the
+pretraining-data `DataOptions`, a task's options) are frozen dataclasses of
+`setting(...)` fields. From that one declaration come
+
+- validation at construction (`Settings.__post_init__`): the type, the
+  allowed values or range of every field, then the class's cross-field
+  `checks()`; an error names the field, what is allowed and the value
+  (`"batch_size must be >= 1, got 0"`);
+- the command-line flags (`albert_tf.cli.define_flags`), with the same
+  defaults and help texts;
+- `settings.json` round trips (`to_dict` / `from_dict`, unknown keys rejected).
+
+Imports nothing heavy: settings are checked before TensorFlow loads.
+"""
+
+import dataclasses
+import json
+import math
+import types
+import typing
+
+from albert_tf.io_utils import atomic_file
+
+
+@dataclasses.dataclass(frozen=True)
+class Rule:
+    """A condition on one value and how to say it: `Rule(lambda v: v > 0, "> 0")`."""
+
+    test: typing.Callable
+    want: str
+
+
+POSITIVE = Rule(lambda v: v >= 1, ">= 1")
+NON_NEGATIVE = Rule(lambda v: v >= 0, ">= 0")
+POSITIVE_REAL = Rule(lambda v: v > 0, "> 0")
+PROBABILITY = Rule(lambda v: 0 <= v < 1, "in [0, 1)")
+CLOSED_PROBABILITY = Rule(lambda v: 0 <= v <= 1, "in [0, 1]")
+OPEN_PROBABILITY = Rule(lambda v: 0 < v < 1, "in (0, 1)")
+
+
+def at_least(minimum, why=""):
+    return Rule(lambda v: v >= minimum, f">= {minimum}{f' ({why})' if why else ''}")
+
+
+def setting(default=dataclasses.MISSING, help="", choices=None, rule=None, flag=True):
+    """A settings field.
+
+    default: the value when none is given (`dataclasses.MISSING`: required);
+        a dict default is copied per instance.
+    help: the flag's help text.
+    choices: the allowed values (strings), for an enum flag.
+    rule: a `Rule` every given value must satisfy (None passes for optional fields).
+    flag: whether commands make a flag of it (False for structured fields).
+    """
+    metadata = {"help": help, "choices": tuple(choices) if choices else None, "rule": rule,
+                "flag": flag}
+    if isinstance(default, dict):
+        return dataclasses.field(default_factory=lambda: dict(default), metadata=metadata)
+    return dataclasses.field(default=default, metadata=metadata)
+
+
+def redefault(cls, name, default):
+    """The field `name` of settings class `cls` with another default (for a subclass)."""
+    field = {f.name: f for f in dataclasses.fields(cls)}[name]
+    return dataclasses.field(default=default, metadata=field.metadata)
+
+
+def value_type(field):
+    """`(type, optional)` of a field: `int | None` -> `(int, True)`."""
+    annotation = field.type
+    if isinstance(annotation, types.UnionType) or typing.get_origin(annotation) is typing.Union:
+        args = [a for a in typing.get_args(annotation) if a is not type(None)]
+        return args[0], True
+    return annotation, False
+
+
+def _type_error(kind, value):
+    if kind is bool:
+        return None if isinstance(value, bool) else "true or false"
+    if kind is int:
+        return None if isinstance(value, int) and not isinstance(value, bool) else "an integer"
+    if kind is float:
+        ok = isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+        return None if ok else "a finite number"
+    if kind is str:
+        return None if isinstance(value, str) else "a string"
+    if kind is dict:
+        return None if isinstance(value, dict) else "a JSON object"
+    return None
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class Settings:
+    """Base of every settings class: validates its fields on construction."""
+
+    def __post_init__(self):
+        for field in dataclasses.fields(self):
+            value = getattr(self, field.name)
+            kind, optional = value_type(field)
+            if value is None and optional:
+                continue
+            want = _type_error(kind, value)
+            if want is None and field.metadata.get("choices") and \
+                    value not in field.metadata["choices"]:
+                want = f"one of {', '.join(field.metadata['choices'])}"
+            rule = field.metadata.get("rule")
+            if want is None and rule is not None and not rule.test(value):
+                want = rule.want
+            if want is not None:
+                raise ValueError(f"{field.name} must be {want}, got {value!r}")
+            if kind is float and isinstance(value, int):
+                object.__setattr__(self, field.name, float(value))
+        for check in self.checks():
+            if len(check) == 2 and not check[0]:
+                raise ValueError(check[1])
+            if len(check) == 3 and not check[1]:
+                raise ValueError(f"{check[0]} must be {check[2]}, got "
+                                 f"{getattr(self, check[0])!r}")
+
+    def checks(self):
+        """Cross-field conditions: `(field, holds, what it must be)` triples, or
+        `(holds, message)` pairs where a sentence says it better."""
+        return ()
+
+    @classmethod
+    def field_names(cls):
+        return tuple(f.name for f in dataclasses.fields(cls))
+
+    @classmethod
+    def from_dict(cls, values, source=None):
+        """Settings from a dict; unknown keys and bad values raise `ValueError`,
+        prefixed with `source` (a file, "flags") when given."""
+        prefix = f"{source}: " if source else ""
+        unknown = sorted(set(values) - set(cls.field_names()))
+        if unknown:
+            raise ValueError(f"{prefix}unknown setting(s) {unknown}; known: "
+                             f"{', '.join(cls.field_names())}")
+        try:
+            return cls(**values)
+        except TypeError as e:  # a required field is missing
+            raise ValueError(f"{prefix}{e}") from None
+        except ValueError as e:
+            raise ValueError(f"{prefix}{e}") from None
+
+    def replace(self, **changes):
+        return dataclasses.replace(self, **changes)
+
+    def to_dict(self):
+        return dataclasses.asdict(self)
+
+    def save(self, path):
+        """Writes the settings as JSON to `path`, atomically."""
+        with atomic_file(path) as f:
+            json.dump(self.to_dict(), f, indent=2, sort_keys=True)
