@@ -16,9 +16,14 @@ import time
 
 import tensorflow as tf
 
-STRATEGIES = ("auto", "one_device", "mirrored", "multi_worker", "tpu")
-PRECISIONS = ("auto", "fp32", "bf16", "fp16")
+from albert_tf.training.settings import PRECISIONS, STRATEGIES, XLA_CHOICES
+
 POLICY = {"fp32": "float32", "bf16": "mixed_bfloat16", "fp16": "mixed_float16"}
+
+
+def precision_name(policy):
+    """The `--precision` name of a Keras dtype policy name ("mixed_bfloat16" -> "bf16")."""
+    return {v: k for k, v in POLICY.items()}[policy]
 
 
 def make_strategy(name, tpu_address=""):
@@ -99,7 +104,7 @@ def resolve_precision(precision, xla, strategy):
     """
     if precision not in PRECISIONS:
         raise ValueError(f"unknown precision {precision!r}; choose one of {PRECISIONS}")
-    if xla not in ("auto", "on", "off"):
+    if xla not in XLA_CHOICES:
         raise ValueError(f"xla must be auto, on or off, got {xla!r}")
     on_tpu = isinstance(strategy, tf.distribute.TPUStrategy)
     capability = _gpu_compute_capability()
@@ -116,3 +121,26 @@ def resolve_precision(precision, xla, strategy):
     else:
         jit = xla == "on"
     return POLICY[precision], jit
+
+
+def worker_index(strategy):
+    """None for the chief (or a single-machine run), else this worker's index."""
+    resolver = getattr(strategy, "cluster_resolver", None)
+    if resolver is None or not resolver.task_type or resolver.task_type == "chief":
+        return None
+    if resolver.task_type == "worker" and resolver.task_id == 0 and \
+            "chief" not in resolver.cluster_spec().as_dict():
+        return None
+    return resolver.task_id
+
+
+def is_chief(strategy_name):
+    """Whether this process is the chief of a run with strategy `strategy_name`,
+    without building the strategy: only a multi-worker run has other workers,
+    told apart from the TF_CONFIG cluster that MultiWorkerMirroredStrategy reads."""
+    if strategy_name != "multi_worker":
+        return True
+    import types
+
+    resolver = tf.distribute.cluster_resolver.TFConfigClusterResolver()
+    return worker_index(types.SimpleNamespace(cluster_resolver=resolver)) is None

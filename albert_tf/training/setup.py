@@ -1,0 +1,85 @@
+"""The setup every training run shares: seed, strategy, precision, optimizer, compile.
+
+Fine-tuning (`albert_tf.training.finetuning`) and pretraining
+(`albert_tf.pretraining.trainer`) both start with `start_run(settings)` and
+compile their model with `RunSetup.compile`; the checkpoints, the training
+loop and the divergence guard are `albert_tf.training.engine.train`'s.
+"""
+
+import dataclasses
+import os
+
+import keras
+
+from albert_tf.training.devices import (make_strategy, precision_name, resolve_precision,
+                                        worker_index)
+from albert_tf.training.optimizers import create_optimizer
+from albert_tf.training.settings import AUTO_RESOLVED, load_saved
+
+
+@dataclasses.dataclass(frozen=True)
+class RunSetup:
+    """What `start_run` decided.
+
+    settings: the run's settings with `precision` and `xla` resolved (never "auto").
+    strategy: the `tf.distribute.Strategy`.
+    policy: the Keras dtype policy name ("float32", "mixed_bfloat16", ...).
+    jit: whether the training step is compiled with XLA.
+    worker: None on the chief (or a single-machine run), else this worker's index.
+    """
+
+    settings: object
+    strategy: object
+    policy: str
+    jit: bool
+    worker: int | None
+
+    @property
+    def chief(self):
+        return self.worker is None
+
+    @property
+    def replicas(self):
+        return self.strategy.num_replicas_in_sync
+
+    def compile(self, model):
+        """Compiles `model` with the run's optimizer (built under the strategy's scope)."""
+        s = self.settings
+        with self.strategy.scope():
+            optimizer = create_optimizer(s.optimizer, s.learning_rate, s.train_steps,
+                                         s.warmup_steps, s.weight_decay, s.clip_norm,
+                                         s.accumulation_steps)
+            if self.policy == "mixed_float16":
+                # float16 gradients underflow without dynamic loss scaling.
+                optimizer = keras.optimizers.LossScaleOptimizer(optimizer)
+            model.compile(optimizer=optimizer, jit_compile=self.jit)
+        return model
+
+    def describe(self):
+        """One line: device strategy, replicas, precision and XLA."""
+        return (f"{type(self.strategy).__name__} with {self.replicas} replica(s), "
+                f"{self.policy}, XLA {'on' if self.jit else 'off'}")
+
+
+def start_run(settings, settings_file):
+    """Seeds, builds the strategy and resolves precision and XLA.
+
+    A setting left at "auto" takes the choice saved in
+    `<output_dir>/<settings_file>` by an earlier start of the same run, so
+    that a resumed run never switches between float32 and bfloat16 half-way
+    (on a CPU `auto` measures, and a busy machine could measure otherwise).
+    The chief saves the resolved settings there.
+    """
+    saved = load_saved(type(settings), settings.output_dir, settings_file)
+    if saved is not None:
+        settings = settings.replace(**{name: getattr(saved, name) for name in AUTO_RESOLVED
+                                       if getattr(settings, name) == "auto"})
+    keras.utils.set_random_seed(settings.seed)
+    strategy = make_strategy(settings.strategy, settings.tpu)
+    policy, jit = resolve_precision(settings.precision, settings.xla, strategy)
+    settings = settings.replace(precision=precision_name(policy), xla="on" if jit else "off")
+    setup = RunSetup(settings, strategy, policy, jit, worker_index(strategy))
+    if setup.chief:
+        os.makedirs(settings.output_dir, exist_ok=True)
+        settings.save(os.path.join(settings.output_dir, settings_file))
+    return setup
