@@ -33,7 +33,7 @@ TRAIN_SIZES = {"mrpc": 3668, "rte": 2490}
 def run_variant(name, args, workdir):
     steps = math.ceil(TRAIN_SIZES[args.task] / args.batch_size)
     model = [f"--init_checkpoint={args.init_checkpoint}"] if args.init_checkpoint else [
-        f"--model={args.model}", f"--spm_model={args.spm_model}"]
+        f"--model={args.model}", f"--vocab_file={args.spm_model}"]
     out = os.path.join(workdir, name)
     command = [sys.executable, "-m", "albert_tf.finetune", f"--task={args.task}",
                f"--data_dir={args.data_dir}", f"--output_dir={out}", *model,

@@ -34,11 +34,11 @@ $PY -m albert_tf.tokenizer train --input="$train_books" --vocab_size=8000 \
 for split in train eval; do
   if [ $split = train ]; then input=$train_books; dupe=5; seed=1; else input=$eval_book; dupe=1; seed=2; fi
   $PY -m albert_tf.create_pretraining_data --input="$input" --input_format=prose \
-      --spm_model="$WORK/spm.model" --output="$WORK/data/$split" --max_seq_length=128 \
+      --vocab_file="$WORK/spm.model" --output="$WORK/data/$split" --max_seq_length=128 \
       --max_predictions_per_seq=20 --dupe_factor=$dupe --random_seed=$seed --noprogress
 done
 time $PY -m albert_tf.pretrain --input_files="$WORK/data/train-*" \
-    --eval_files="$WORK/data/eval-*" --eval_batches=40 --spm_model="$WORK/spm.model" \
+    --eval_files="$WORK/data/eval-*" --eval_batches=40 --vocab_file="$WORK/spm.model" \
     --model="$WORK/small.json" --output_dir="$WORK/pretrain" --max_seq_length=128 \
     --batch_size=64 --train_steps=$STEPS --warmup_steps=$((STEPS / 10)) \
     --learning_rate=0.00176 --log_every=50 --checkpoint_every=200
@@ -49,7 +49,7 @@ for task in rte mrpc; do
   steps=$((EPOCHS * examples / 32))
   for init in pretrained random; do
     if [ $init = pretrained ]; then model=(--init_checkpoint="$WORK/pretrain/model")
-    else model=(--model="$WORK/small.json" --spm_model="$WORK/spm.model"); fi
+    else model=(--model="$WORK/small.json" --vocab_file="$WORK/spm.model"); fi
     $PY -m albert_tf.finetune --task=$task --data_dir="$dir" \
         --output_dir="$WORK/$task-$init" "${model[@]}" --max_seq_length=128 \
         --batch_size=32 --train_steps=$steps --warmup_steps=$((steps / 10)) \

@@ -52,14 +52,17 @@ def albert_tf_export(workdir):
     import tasks
     from albert_tf.backbone import AlbertBackbone
     from albert_tf.config import AlbertConfig
-    from albert_tf.export import export_model
+    from albert_tf.checkpoints import load_tokenizer
     from albert_tf.training.finetuning import save_finetuned
     from albert_tf.training.settings import FinetuneSettings
 
     task = tasks.get("mrpc")
     settings = FinetuneSettings(task="mrpc", output_dir=workdir, max_seq_length=128)
     model = task.build_model(AlbertBackbone(AlbertConfig.preset("albert_base")), settings)
-    model_dir = save_finetuned(model, task, settings, os.path.join(workdir, "model"), SPM)
+    from tasks.finetuned import export_model
+
+    model_dir = save_finetuned(model, task, settings, os.path.join(workdir, "model"),
+                               load_tokenizer(SPM, host=True))
     return export_model(model_dir, os.path.join(workdir, "export"))
 
 

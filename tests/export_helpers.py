@@ -13,6 +13,7 @@ import tensorflow as tf
 import tasks
 from albert_tf.backbone import AlbertBackbone
 from albert_tf.config import AlbertConfig
+from albert_tf.checkpoints import load_tokenizer
 from albert_tf.training.finetuning import save_finetuned
 from albert_tf.training.settings import FinetuneSettings
 from conftest import FIXTURES
@@ -54,7 +55,7 @@ def finetuned_dir(output_dir, task_name, seed=0, max_seq_length=19, **options):
     model = task.build_model(AlbertBackbone(AlbertConfig(**TINY)), settings)
     randomize(model, seed)
     model_dir = os.path.join(str(output_dir), "model")
-    save_finetuned(model, task, settings, model_dir, SPM)
+    save_finetuned(model, task, settings, model_dir, load_tokenizer(SPM, host=True))
     return model_dir, task, settings, model
 
 
@@ -82,7 +83,7 @@ def exported(tmp_path_factory, task_name):
     squad, squad_v2 (with a held-out threshold in the run's eval_results.json,
     chosen from `THRESHOLD_QUESTIONS`).
     """
-    from albert_tf.export import export_model
+    from tasks.finetuned import export_model
 
     if task_name not in _EXPORTS:
         run_dir = tmp_path_factory.mktemp(f"run_{task_name}")

@@ -12,11 +12,9 @@
 `path` may also name a published checkpoint (see `albert_tf.checkpoints.download`).
 """
 
-import glob
 import logging
 import os
 import re
-import shutil
 
 import numpy as np
 
@@ -25,14 +23,14 @@ from albert_tf.checkpoints import download, google, hf, keras_hub, native
 from albert_tf.checkpoints.weights import CheckpointError, assign, model_variables
 from albert_tf.io_utils import atomic_directory
 from albert_tf.models.pretraining import AlbertPretrainingModel
+from albert_tf.tokenizer.loading import save_vocabulary, tokenizer_from
 
-__all__ = ["CheckpointError", "detect_format", "export_hf", "find_spm_model", "init_from_group0",
+__all__ = ["CheckpointError", "detect_format", "export_hf", "init_from_group0", "load_tokenizer",
            "load_pretrained", "load_task_weights", "load_weights", "read_checkpoint",
            "save_pretrained"]
 
 _FORMATS = {"albert_tf": native, "google": google, "hf": hf, "keras_hub": keras_hub}
 _BACKBONE_PREFIXES = ("embeddings/", "attention_", "ffn_", "pooler/")
-SPM_FILE = "spiece.model"
 
 
 def detect_format(path):
@@ -83,7 +81,7 @@ def load_weights(model, fmt, config, tensors, source, heads):
                      ", ".join(skipped[:8]) + (" ..." if len(skipped) > 8 else ""))
 
 
-def load_pretrained(path, with_heads=False, dtype=None, overrides=None, remat=False):
+def load_pretrained(path, with_heads=False, dtype=None, overrides=None, recompute=False):
     """Loads an ALBERT checkpoint of any supported format.
 
     Args:
@@ -94,7 +92,7 @@ def load_pretrained(path, with_heads=False, dtype=None, overrides=None, remat=Fa
         dtype: a Keras dtype policy name for the model, e.g. "mixed_bfloat16".
         overrides: AlbertConfig fields to change that do not change the
             weights' shapes, e.g. `{"dropout": 0.1}` for fine-tuning.
-        remat: recompute the encoder's layers in the backward pass (see
+        recompute: recompute the encoder's layers in the backward pass (see
             `AlbertBackbone`).
 
     Returns:
@@ -107,11 +105,29 @@ def load_pretrained(path, with_heads=False, dtype=None, overrides=None, remat=Fa
     fmt, config, tensors, source = read_checkpoint(path)
     if overrides:
         config = config.replace(**overrides)
-    model = AlbertBackbone(config, dtype=dtype, remat=remat)
+    model = AlbertBackbone(config, dtype=dtype, recompute=recompute)
     if with_heads:
         model = AlbertPretrainingModel(model)
     load_weights(model, fmt, config, tensors, source, with_heads)
     return model
+
+
+def load_tokenizer(path, host=False, lowercase=None):
+    """The tokenizer that belongs to a checkpoint or a vocabulary file.
+
+    Args:
+        path: a vocabulary file (a SentencePiece `.model`); a checkpoint folder
+            of any format `load_pretrained` reads, or a TF1 prefix; a
+            fine-tuned or pretrained albert_tf folder (it records its
+            vocabulary); or a published checkpoint name (fetched into the cache).
+        host: the host form (plain Python, for featurization) instead of the
+            in-graph Keras layer; both give the same ids.
+        lowercase: force the casing; None: the folder's record, Hugging Face's
+            `do_lower_case`, else detected from the vocabulary.
+    """
+    if download.is_published_name(path) and not os.path.exists(path):
+        path = download.resolve(path)
+    return tokenizer_from(path, host=host, lowercase=lowercase)
 
 
 def _is_backbone(name):
@@ -210,36 +226,23 @@ def _heads_of(model):
                     f"got {type(model).__name__}")
 
 
-def save_pretrained(model, directory, extra=None, spm_model=None):
+def save_pretrained(model, directory, extra=None, tokenizer=None):
     """Saves `model` in albert_tf's format, atomically (all or nothing).
 
     Args:
         model: a backbone, pretraining model or task model.
         extra: JSON-able metadata stored in the config file (e.g. the task).
-        spm_model: a SentencePiece model file to ship beside the weights as
-            `spiece.model`, so that the folder is all a user needs.
+        tokenizer: the model's tokenizer (either form); its vocabulary is
+            shipped in the folder and recorded in the config, so that the
+            folder is all a user needs (`albert_tf.load_tokenizer(directory)`).
     """
     heads = _heads_of(model)
     with atomic_directory(directory) as tmp:
+        extra = dict(extra or {})
+        if tokenizer is not None:
+            extra["vocabulary"] = save_vocabulary(tokenizer, tmp)
         native.write(tmp, model.config, _arrays(model), heads, extra)
-        if spm_model:
-            shutil.copyfile(spm_model, os.path.join(tmp, SPM_FILE))
     return directory
-
-
-def find_spm_model(folder):
-    """The SentencePiece model shipped with a checkpoint folder, or None.
-
-    Google's tarballs ship `30k-clean.model`, Hugging Face `spiece.model`,
-    keras-hub presets `assets/tokenizer/vocabulary.spm`.
-    """
-    folder = folder if os.path.isdir(folder) else os.path.dirname(folder)
-    for name in (SPM_FILE, "30k-clean.model", os.path.join("assets", "tokenizer",
-                                                           "vocabulary.spm")):
-        if os.path.isfile(os.path.join(folder, name)):
-            return os.path.join(folder, name)
-    models = sorted(glob.glob(os.path.join(folder, "*.model")))
-    return models[0] if len(models) == 1 else None
 
 
 def export_hf(model, directory):

@@ -20,6 +20,7 @@ import urllib.request
 
 from albert_tf.checkpoints.weights import CheckpointError
 from albert_tf.io_utils import atomic_directory
+from albert_tf.tokenizer.base import vocabulary_file_names
 
 GOOGLE_URL = "https://storage.googleapis.com/albert_models/{name}.tar.gz"
 # Bare names: the Hugging Face repository of each released model.
@@ -27,13 +28,22 @@ PUBLISHED = {
     f"albert_{size}_{version}": f"albert/albert-{size}-{version}"
     for size in ("base", "large", "xlarge", "xxlarge") for version in ("v1", "v2")
 }
+# The weights and config; the vocabulary files come from `albert_tf.tokenizer`.
 HF_PATTERNS = ["config.json", "model.safetensors", "model.safetensors.index.json",
-               "model-*.safetensors", "spiece.model"]
+               "model-*.safetensors", "tokenizer_config.json"]
 
 
 def cache_dir():
     return os.environ.get("ALBERT_TF_CACHE", os.path.join(os.path.expanduser("~"), ".cache",
                                                           "albert_tf"))
+
+
+SOURCES = ("hf", "google", "keras_hub")
+
+
+def is_published_name(path):
+    """Whether `path` names a published checkpoint (a bare name or `source:name`)."""
+    return path in PUBLISHED or path.partition(":")[0] in SOURCES
 
 
 def resolve(path):
@@ -57,7 +67,7 @@ def fetch_hf(repo_id):
     import huggingface_hub  # Only needed to download.
 
     return huggingface_hub.snapshot_download(
-        repo_id=repo_id, allow_patterns=HF_PATTERNS,
+        repo_id=repo_id, allow_patterns=HF_PATTERNS + vocabulary_file_names(),
         cache_dir=os.path.join(cache_dir(), "hf"))
 
 

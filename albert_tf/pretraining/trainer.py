@@ -12,7 +12,6 @@ import json
 import logging
 import os
 
-import keras
 import numpy as np
 import tensorflow as tf
 
@@ -21,11 +20,10 @@ from albert_tf.backbone import AlbertBackbone
 from albert_tf.config import AlbertConfig, preset_names
 from albert_tf.io_utils import atomic_file
 from albert_tf.models.pretraining import AlbertPretrainingModel
+from albert_tf.pretraining.train_settings import SETTINGS_FILE
+from albert_tf.checkpoints import load_tokenizer
 from albert_tf.training import engine
-from albert_tf.training.devices import make_strategy, resolve_precision
-from albert_tf.training.finetuning import worker_index
-from albert_tf.training.optimizers import create_optimizer
-from albert_tf.pretraining.train_settings import PretrainSettings  # noqa: F401 (re-export)
+from albert_tf.training.setup import start_run
 
 def expand_files(patterns, what="--input_files"):
     """Files matching comma-separated globs; an empty match is an error."""
@@ -35,21 +33,20 @@ def expand_files(patterns, what="--input_files"):
     return files
 
 
-def build_model(settings, policy):
-    """The pretraining model: from a checkpoint, grown from one, or new."""
+def build_model(settings, policy, tokenizer=None):
+    """The pretraining model: from a checkpoint, grown from one, or new (sized to
+    `tokenizer`'s vocabulary when there is one)."""
     if settings.init_checkpoint and not settings.init_from_group0:
         return checkpoints.load_pretrained(settings.init_checkpoint, with_heads=True,
-                                           dtype=policy, remat=settings.recompute)
+                                           dtype=policy, recompute=settings.recompute)
     if settings.model in preset_names():
         config = AlbertConfig.preset(settings.model)
     else:
         config = AlbertConfig.from_json_file(settings.model)
-    if settings.spm_model:
-        from albert_tf.tokenizer import SpmVocab
-
-        config = config.replace(vocabulary_size=SpmVocab(settings.spm_model).size)
+    if tokenizer is not None:
+        config = config.replace(vocabulary_size=tokenizer.vocabulary_size)
     model = AlbertPretrainingModel(AlbertBackbone(config, dtype=policy,
-                                                  remat=settings.recompute))
+                                                  recompute=settings.recompute))
     if settings.init_from_group0:
         checkpoints.init_from_group0(model, settings.init_checkpoint)
     return model
@@ -130,32 +127,25 @@ def evaluate(model, strategy, settings):
 
 def run_pretraining(settings, verbose=True):
     """Pretrains as `settings` say; returns the results (also in `pretrain_results.json`)."""
-    os.makedirs(settings.output_dir, exist_ok=True)
-    keras.utils.set_random_seed(settings.seed)
-    strategy = make_strategy(settings.strategy, settings.tpu)
-    policy, jit = resolve_precision(settings.precision, settings.xla, strategy)
-    worker = worker_index(strategy)
-    if worker is None:
-        settings.save()
+    expand_files(settings.input_files)  # before any work: the inputs exist
+    if settings.eval_files:
+        expand_files(settings.eval_files, "--eval_files")
+    tokenizer = load_tokenizer(settings.vocab_file, host=True) if settings.vocab_file else None
+    setup = start_run(settings, SETTINGS_FILE)
+    settings, strategy = setup.settings, setup.strategy
     with strategy.scope():
-        model = build_model(settings, policy)
-        optimizer = create_optimizer(settings.optimizer, settings.learning_rate,
-                                     settings.train_steps, settings.warmup_steps,
-                                     settings.weight_decay, settings.clip_norm,
-                                     settings.accumulation_steps)
-        if policy == "mixed_float16":
-            optimizer = keras.optimizers.LossScaleOptimizer(optimizer)
-        model.compile(optimizer=optimizer, jit_compile=jit)
-    logging.info("pretraining a backbone of %s parameters with %s, %s",
-                 model.backbone.count_params(), policy, type(strategy).__name__)
-    results = {"precision": policy, "xla": jit, "replicas": strategy.num_replicas_in_sync,
+        model = build_model(settings, setup.policy, tokenizer)
+    setup.compile(model)
+    logging.info("pretraining a backbone of %s parameters with %s", model.backbone.count_params(),
+                 setup.describe())
+    results = {"precision": setup.policy, "xla": setup.jit, "replicas": setup.replicas,
                "train": engine.train(model, strategy, make_train_dataset(settings, strategy),
-                                     settings, settings.output_dir, verbose, worker)}
+                                     settings, settings.output_dir, verbose, setup.worker)}
     if settings.eval_files:
         results["eval"] = evaluate(model, strategy, settings)
-    if worker is None:
+    if setup.chief:
         with atomic_file(os.path.join(settings.output_dir, "pretrain_results.json")) as f:
             json.dump(results, f, indent=2, sort_keys=True)
         checkpoints.save_pretrained(model, os.path.join(settings.output_dir, "model"),
-                                    spm_model=settings.spm_model)
+                                    tokenizer=tokenizer)
     return results

@@ -1,5 +1,10 @@
 """ALBERT tokenization, in-graph (`AlbertTokenizer`) and on the host (`HostTokenizer`).
 
+`tokenizer_from(path, host=False)` returns the tokenizer of a local checkpoint
+folder or vocabulary file (`albert_tf.load_tokenizer` also takes published
+names); `base` defines the plug point (the tokenizer protocol and the
+registry of vocabulary types), `spm` the SentencePiece type.
+
 Both reproduce google-research/albert `tokenization.py` exactly (tested
 against reference ids): `preprocess_text` (collapse whitespace, `` and '' to
 ", NFKD, drop combining characters, lowercase for uncased models), then
@@ -32,6 +37,8 @@ from albert_tf.lazy import lazy_exports
 
 _EXPORTS = {
     "AlbertTokenizer": "albert_tf.tokenizer.layer",
+    "tokenizer_from": "albert_tf.tokenizer.loading",
+    "save_vocabulary": "albert_tf.tokenizer.loading",
     "HostTokenizer": "albert_tf.tokenizer.host",
     "SegmentPacker": "albert_tf.tokenizer.packing",
     "pack_host": "albert_tf.tokenizer.packing",

@@ -7,6 +7,7 @@ package docstring.
 """
 
 import bisect
+import hashlib
 import itertools
 
 from albert_tf.tokenizer.normalization import (aligned_emissions, preprocess_text_fast,
@@ -45,6 +46,12 @@ class HostTokenizer:
     sep_id = property(lambda self: self.vocab.special_ids["sep"])
     mask_id = property(lambda self: self.vocab.special_ids["mask"])
     vocabulary_size = property(lambda self: self.vocab.size)
+    proto = property(lambda self: self.vocab.proto)  # the serialized model
+    vocabulary_type = "sentencepiece"
+
+    def fingerprint(self):
+        """A short hash of the vocabulary and the casing (a cache key of featurized data)."""
+        return hashlib.sha256(self.proto + bytes([self.lowercase])).hexdigest()[:16]
 
     def id_to_piece(self, index):
         if not 0 <= int(index) < self.vocab.size:

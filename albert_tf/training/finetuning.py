@@ -10,7 +10,6 @@ import json
 import logging
 import os
 
-import keras
 import numpy as np
 
 from albert_tf import checkpoints
@@ -19,45 +18,30 @@ from albert_tf.config import AlbertConfig, preset_names
 from albert_tf.data import padded_length
 from albert_tf.data.features import cache_key, cached
 from albert_tf.io_utils import atomic_file
+from albert_tf.checkpoints import load_tokenizer
 from albert_tf.training import engine
-from albert_tf.training.devices import make_strategy, resolve_precision
-from albert_tf.training.optimizers import create_optimizer
+from albert_tf.training.settings import SETTINGS_FILE
+from albert_tf.training.setup import start_run
 
 MODEL_DIR = "model"
 RESULTS_FILE = "eval_results.json"
 
 
-def worker_index(strategy):
-    """None for the chief (or a single-machine run), else this worker's index."""
-    resolver = getattr(strategy, "cluster_resolver", None)
-    if resolver is None or not resolver.task_type or resolver.task_type == "chief":
-        return None
-    if resolver.task_type == "worker" and resolver.task_id == 0 and \
-            "chief" not in resolver.cluster_spec().as_dict():
-        return None
-    return resolver.task_id
-
-
-def spm_model_path(settings):
-    """The SentencePiece model of a run: the flag, or the checkpoint's own."""
-    if settings.spm_model:
-        if not os.path.isfile(settings.spm_model):
-            raise FileNotFoundError(f"--spm_model: no such file {settings.spm_model}")
-        return settings.spm_model
+def run_tokenizer(settings):
+    """The host tokenizer of a run: `--vocab_file`, else the checkpoint's own vocabulary."""
+    if settings.vocab_file:
+        if not os.path.isfile(settings.vocab_file):
+            raise FileNotFoundError(f"--vocab_file: no such file {settings.vocab_file}")
+        return load_tokenizer(settings.vocab_file, host=True)
     if settings.init_checkpoint:
-        found = checkpoints.find_spm_model(checkpoints.download.resolve(settings.init_checkpoint))
-        if found:
-            return found
-    raise ValueError("no SentencePiece model: pass --spm_model (the checkpoint folder has none)")
+        return load_tokenizer(settings.init_checkpoint, host=True)
+    raise ValueError("no vocabulary: pass --vocab_file (or an --init_checkpoint that ships one)")
 
 
-def build_model(task, settings, policy, vocabulary_size):
-    """The task model: pretrained (backbone, and head if the checkpoint has one)
-    from `settings.init_checkpoint`, or randomly initialised from `settings.model`."""
-    dropout = {"dropout": settings.dropout, "attention_dropout": settings.dropout}
-    checkpoint = None
-    if settings.init_checkpoint:
-        checkpoint = checkpoints.read_checkpoint(settings.init_checkpoint)
+def model_config(settings, checkpoint, vocabulary_size):
+    """The model's `AlbertConfig`: the checkpoint's, or `settings.model` (a preset or
+    a config file) sized to the tokenizer's vocabulary."""
+    if checkpoint is not None:
         config = checkpoint[1]
     elif settings.model in preset_names():
         config = AlbertConfig.preset(settings.model, vocabulary_size=vocabulary_size)
@@ -66,8 +50,18 @@ def build_model(task, settings, policy, vocabulary_size):
             vocabulary_size=vocabulary_size)
     if config.vocabulary_size != vocabulary_size:
         raise ValueError(f"the model's vocabulary ({config.vocabulary_size}) does not match the "
-                         f"SentencePiece model's ({vocabulary_size})")
-    backbone = AlbertBackbone(config.replace(**dropout), dtype=policy, remat=settings.recompute)
+                         f"tokenizer's ({vocabulary_size})")
+    return config
+
+
+def build_model(task, settings, policy, vocabulary_size):
+    """The task model: pretrained (backbone, and head if the checkpoint has one)
+    from `settings.init_checkpoint`, or randomly initialised from `settings.model`."""
+    checkpoint = (checkpoints.read_checkpoint(settings.init_checkpoint)
+                  if settings.init_checkpoint else None)
+    config = model_config(settings, checkpoint, vocabulary_size).replace(
+        dropout=settings.dropout, attention_dropout=settings.dropout)
+    backbone = AlbertBackbone(config, dtype=policy, recompute=settings.recompute)
     model = task.build_model(backbone, settings)
     if checkpoint is None:
         logging.warning("no --init_checkpoint: training %s from a random initialisation",
@@ -78,33 +72,22 @@ def build_model(task, settings, policy, vocabulary_size):
 
 
 class Run:
-    """The state of one run: strategy, tokenizer, model, batch lengths."""
+    """The state of one run: its setup (strategy, precision), tokenizer, model, batch lengths."""
 
     def __init__(self, task, settings):
-        self.task, self.settings = task, settings
         task.options(settings)  # reject unknown task options before any work
-        keras.utils.set_random_seed(settings.seed)
-        self.strategy = make_strategy(settings.strategy, settings.tpu)
-        self.policy, self.jit = resolve_precision(settings.precision, settings.xla,
-                                                  self.strategy)
-        self.worker = worker_index(self.strategy)
-        self.chief = self.worker is None
-        self.spm_model = spm_model_path(settings)
-        self.tokenizer = task.make_tokenizer(self.spm_model)
+        self.task = task
+        self.tokenizer = run_tokenizer(settings)
+        self.setup = start_run(settings, SETTINGS_FILE)
+        self.settings = settings = self.setup.settings
+        self.strategy = self.setup.strategy
         with self.strategy.scope():
-            self.model = build_model(task, settings, self.policy,
+            self.model = build_model(task, settings, self.setup.policy,
                                      self.tokenizer.vocabulary_size)
-            optimizer = create_optimizer(
-                settings.optimizer, settings.learning_rate, settings.train_steps,
-                settings.warmup_steps, settings.weight_decay, settings.clip_norm,
-                settings.accumulation_steps)
-            if self.policy == "mixed_float16":
-                # float16 gradients underflow without dynamic loss scaling.
-                optimizer = keras.optimizers.LossScaleOptimizer(optimizer)
-            self.model.compile(optimizer=optimizer, jit_compile=self.jit)
+        self.setup.compile(self.model)
         # XLA compiles once per shape: pad to a few bucket lengths, not to multiples of 8.
         buckets = sorted({min(b, settings.max_seq_length) for b in (64, 128, 256, 384, 512)}
-                         | {settings.max_seq_length}) if self.jit else None
+                         | {settings.max_seq_length}) if self.setup.jit else None
         if settings.fixed_padding:
             buckets = [settings.max_seq_length]
         self.batch_length = lambda lengths: padded_length(
@@ -124,8 +107,9 @@ class Run:
         """`Features` of a split, featurized once and cached on disk."""
         if split not in self._features:
             s, examples = self.settings, self.examples(split)
-            key = cache_key(self.task.name, split, s.data_dir, s.max_seq_length, self.spm_model,
-                            sorted(s.task_options.items()), len(examples))
+            key = cache_key(self.task.name, split, s.data_dir, s.max_seq_length,
+                            self.tokenizer.fingerprint(), sorted(s.task_options.items()),
+                            len(examples))
             path = os.path.join(s.output_dir, "features", f"{split}-{key}.npz")
             self._features[split] = cached(path, lambda: self.task.featurize(
                 examples, self.tokenizer, s, split))
@@ -144,7 +128,7 @@ class Run:
         make_dataset = engine.planned_dataset(self.strategy, features, self.settings,
                                               self.batch_length)
         result = engine.train(self.model, self.strategy, make_dataset, self.settings,
-                              self.settings.output_dir, verbose, self.worker)
+                              self.settings.output_dir, verbose, self.setup.worker)
         self._outputs.clear()
         return {**result, "examples": len(features)}
 
@@ -163,16 +147,15 @@ def _json_default(value):
 def run(task, settings, verbose=True):
     """Fine-tunes, evaluates and predicts as `settings` say; returns the results.
 
-    Writes into `settings.output_dir`: `settings.json`, `checkpoints/`,
-    `tensorboard/`, `eval_results.json`, prediction files, and `model/` (the
-    fine-tuned model in albert_tf's format, with its SentencePiece model).
+    Writes into `settings.output_dir`: `settings.json` (with the precision
+    and XLA choice made), `checkpoints/`, `tensorboard/`, `eval_results.json`,
+    prediction files, and `model/` (the fine-tuned model in albert_tf's
+    format, with its vocabulary).
     """
-    os.makedirs(settings.output_dir, exist_ok=True)
     current = Run(task, settings)
-    if current.chief:
-        settings.save(settings.output_dir)
-    results = {"task": task.name, "precision": current.policy, "xla": current.jit,
-               "replicas": current.strategy.num_replicas_in_sync}
+    settings, setup = current.settings, current.setup
+    results = {"task": task.name, "precision": setup.policy, "xla": setup.jit,
+               "replicas": setup.replicas}
     if settings.do_train:
         results["train"] = current.train(verbose)
     if settings.do_eval:
@@ -181,17 +164,17 @@ def run(task, settings, verbose=True):
     if settings.do_predict:
         results["predictions"] = {split: task.write_predictions(current, split)
                                   for split in task.test_splits}
-    if current.chief:
+    if setup.chief:
         _write_json(os.path.join(settings.output_dir, RESULTS_FILE), results)
         save_finetuned(current.model, task, settings,
-                       os.path.join(settings.output_dir, MODEL_DIR), current.spm_model)
+                       os.path.join(settings.output_dir, MODEL_DIR), current.tokenizer)
     return results
 
 
-def save_finetuned(model, task, settings, directory, spm_model):
+def save_finetuned(model, task, settings, directory, tokenizer):
     """Writes a fine-tuned model folder (what `tasks.finetuned.load_finetuned` reads):
     the weights with the task head, the task, the run's settings and the
-    SentencePiece model."""
+    tokenizer's vocabulary."""
     return checkpoints.save_pretrained(
-        model, directory, spm_model=spm_model,
+        model, directory, tokenizer=tokenizer,
         extra={"task": task.name, "head": model.head_config(), "settings": settings.to_dict()})

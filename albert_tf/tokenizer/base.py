@@ -1,0 +1,83 @@
+"""The tokenizer plug point: what a vocabulary type supplies, and their registry.
+
+A tokenizer comes in two forms that give identical ids and offsets:
+
+- on the host (featurization, pretraining data): `encode(text)`,
+  `encode_batch(texts)`, `encode_with_offsets(text)` -> `(ids, starts, ends)`;
+- in the graph (a Keras layer for `tf.data` and SavedModels): called on a
+  string tensor `(batch_size,)` it gives int32 ragged ids, and
+  `tokenize_with_offsets(strings)` the ids with code point offsets.
+
+Both give ids without special tokens and have `pad_id`, `unk_id`, `cls_id`,
+`sep_id`, `mask_id`, `vocabulary_size`, `lowercase`, `id_to_piece`,
+`piece_to_id` and `vocabulary_type` (the name of their `VocabularyType`);
+the host form also `fingerprint()`, a short hash of its vocabulary and casing.
+
+A `VocabularyType` knows one kind of vocabulary file: how to recognise it,
+under which names checkpoint folders ship it, and how to build both forms of
+its tokenizer. `albert_tf.tokenizer.load_tokenizer` picks the type from a
+checkpoint folder or a vocabulary file. A new vocabulary type is one module
+that defines and `register`s its type, named in `TYPE_MODULES`.
+"""
+
+import abc
+import os
+
+from albert_tf.registry import Registry
+
+TYPE_MODULES = ("albert_tf.tokenizer.spm",)
+
+
+class VocabularyType(abc.ABC):
+    """One kind of vocabulary file and its tokenizers.
+
+    name: recorded in saved model folders (e.g. "sentencepiece").
+    file_name: the name a saved model folder ships the file under.
+    folder_files: names (relative paths) checkpoint folders ship it under,
+        in order of preference.
+    description: how errors name the kind of file ("a SentencePiece model (.model)").
+    """
+
+    name = None
+    file_name = None
+    folder_files = ()
+    description = None
+
+    @abc.abstractmethod
+    def recognizes(self, path):
+        """Whether the file `path` is a vocabulary of this type (read from its content)."""
+
+    @abc.abstractmethod
+    def host(self, path, lowercase=None):
+        """The host tokenizer of the vocabulary file `path`."""
+
+    @abc.abstractmethod
+    def graph(self, path, lowercase=None):
+        """The in-graph tokenizer (a Keras layer) of the vocabulary file `path`."""
+
+    def find_in_folder(self, folder):
+        """The first of `folder_files` present in `folder`, or None."""
+        for name in self.folder_files:
+            if os.path.isfile(os.path.join(folder, name)):
+                return os.path.join(folder, name)
+        return None
+
+    @abc.abstractmethod
+    def save(self, tokenizer, directory):
+        """Writes the tokenizer's vocabulary into `directory` as `file_name`; returns
+        its description (`{"type", "file", "lowercase"}`, what a saved folder records)."""
+
+
+REGISTRY = Registry("vocabulary type", TYPE_MODULES)
+register = REGISTRY.register
+get_type = REGISTRY.get
+
+
+def vocabulary_types():
+    """The registered types, by name (their modules imported on first use)."""
+    return REGISTRY.entries()
+
+
+def vocabulary_file_names():
+    """Every file name a checkpoint folder may ship a vocabulary under (for downloads)."""
+    return [name for t in vocabulary_types().values() for name in t.folder_files]
