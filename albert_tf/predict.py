@@ -82,7 +82,7 @@ class Predictor:
             self._function = self._loaded.signatures["serving_default"]
             self.input_names = tuple(sorted(self._function.structured_input_signature[1]))
         else:
-            from albert_tf.export.exporter import build_serving_module
+            from tasks.finetuned import build_serving_module
 
             self._loaded, info = build_serving_module(self.path)
             self._function = self._loaded.serving_default

@@ -27,7 +27,7 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 from albert_tf.export import exporter, tflite  # noqa: E402
 from tasks import glue  # noqa: E402
 from tasks.classification import GlueTask  # noqa: E402
-from tasks.finetuned import load_finetuned  # noqa: E402
+from tasks.finetuned import build_serving_module, load_finetuned  # noqa: E402
 
 
 def _arguments():
@@ -70,7 +70,7 @@ def main():
     task, settings, model, tokenizer = load_finetuned(model_dir)
     if not isinstance(task, GlueTask):
         sys.exit(f"error: {model_dir} is fine-tuned on {task.name!r}, not a GLUE task")
-    module, _ = exporter.build_serving_module(model_dir)
+    module, _ = build_serving_module(model_dir)
     flatbuffers = {name: tflite.convert(module, quantize=name == "int8")
                    for name in ("float", "int8")}
     runners = {"keras": lambda x: np.asarray(model(x, training=False)["logits"])}

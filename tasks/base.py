@@ -62,18 +62,22 @@ def load_recipe(task_name, path=RECIPES_FILE):
 
 
 class Task(abc.ABC):
-    """What a task supplies to the generic fine-tuning engine.
+    """A task type's plug point: everything task-specific, for the generic layers.
 
-    Subclasses set `name`, `eval_splits`, `test_splits` and implement the
-    methods below; `albert_tf.training.finetuning.run` calls them in order:
-    read_examples -> featurize -> build_model -> (train) -> evaluate /
-    write_predictions. Training reads the split `train_split`.
+    Subclasses set `name`, `eval_splits`, `test_splits` (and `options_class`
+    if they take options) and implement the methods below.
+    `albert_tf.training.finetuning.run` calls them in order: read_examples ->
+    featurize -> build_model -> (train) -> evaluate / write_predictions;
+    exporting calls `serving_module`, whose `serving_default` outputs are
+    what `albert_tf.predict` prints. Training reads the split `train_split`.
     """
 
     name = None
     train_split = "train"
     eval_splits = ("dev",)
     test_splits = ("test",)
+    # An `albert_tf.settings.Settings` class of the task's own options, or None.
+    options_class = None
 
     @property
     def recipe(self):
@@ -81,17 +85,18 @@ class Task(abc.ABC):
         return load_recipe(self.name)
 
     def options(self, settings):
-        """The task's validated `settings.task_options`; this task takes none."""
-        if settings.task_options:
-            raise ValueError(f"task {self.name!r} takes no task options, got "
-                             f"{sorted(settings.task_options)}")
-        return None
-
-    def make_tokenizer(self, spm_model):
-        """The host tokenizer featurization uses."""
-        from albert_tf.tokenizer import HostTokenizer
-
-        return HostTokenizer(spm_model)
+        """The task's validated `settings.task_options` (an `options_class` instance)."""
+        if self.options_class is None:
+            if settings.task_options:
+                raise ValueError(f"task {self.name!r} takes no task options, got "
+                                 f"{sorted(settings.task_options)}")
+            return None
+        known = self.options_class.field_names()
+        unknown = sorted(set(settings.task_options) - set(known))
+        if unknown:
+            raise ValueError(f"unknown option for task {self.name!r} in {unknown}; known: "
+                             f"{', '.join(known)}")
+        return self.options_class.from_dict(settings.task_options)
 
     @abc.abstractmethod
     def read_examples(self, data_dir, split):
@@ -99,7 +104,8 @@ class Task(abc.ABC):
 
     @abc.abstractmethod
     def featurize(self, examples, tokenizer, settings, split):
-        """`albert_tf.data.Features` of `examples` (labels included unless test)."""
+        """`albert_tf.data.Features` of `examples` (labels included unless test);
+        `tokenizer` is a host tokenizer (`albert_tf.tokenizer.base`)."""
 
     @abc.abstractmethod
     def build_model(self, backbone, settings):
@@ -117,3 +123,24 @@ class Task(abc.ABC):
     @abc.abstractmethod
     def write_predictions(self, run, split):
         """Writes prediction files of an unlabelled split; returns their paths."""
+
+    def serving_module(self, model, tokenizer, settings, model_dir, export_options):
+        """`(module, info)`: the raw-text serving module of a fine-tuned model.
+
+        model: the fine-tuned task model; tokenizer: the in-graph tokenizer;
+        model_dir: the model folder (for files saved beside it);
+        export_options: what the export command was given for this task
+        (e.g. SQuAD v2.0's `null_threshold`; empty by default).
+        Returns an `albert_tf.export.base.ServingModule` and the JSON-able
+        description stored with the export; its `inputs` lists the raw-text
+        inputs by name.
+        """
+        raise ValueError(f"task {self.name!r} has no serving export")
+
+    def check_export_options(self, export_options, known=()):
+        """Rejects export options this task does not take, naming them."""
+        unknown = sorted(set(export_options) - set(known))
+        if unknown:
+            raise ValueError(f"task {self.name!r} takes no export option(s) "
+                             f"{', '.join(unknown)}" + (f"; it takes {', '.join(known)}"
+                                                        if known else ""))

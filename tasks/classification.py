@@ -78,6 +78,16 @@ class GlueTask(Task):
                               self.predictions(run.outputs(split)), path)
         return path
 
+    def serving_module(self, model, tokenizer, settings, model_dir, export_options):
+        from albert_tf.export.classification import ClassifierServing
+
+        self.check_export_options(export_options)
+        pair = self.spec.labelled.text_b is not None
+        module = ClassifierServing(model, tokenizer, settings.max_seq_length, self.spec.labels,
+                                   pair)
+        return module, {"inputs": ["text_a", "text_b"] if pair else ["text"],
+                        "labels": self.spec.labels}
+
 
 for _spec in glue.SPECS.values():
     register(GlueTask(_spec))

@@ -10,32 +10,41 @@ an optimistic number) are reported beside it, named as such.
 """
 
 import dataclasses
+import json
 import os
 import zlib
 
-from albert_tf.models import AlbertSpanQA, AlbertV2QA
+from albert_tf.models import AlbertSpanQA, AlbertBeamQA
+from albert_tf.settings import POSITIVE, Settings, setting
+from albert_tf.training.finetuning import RESULTS_FILE
 from tasks import register, squad_eval
 from tasks.base import Task
 from tasks.squad_data import featurize, read_squad
 from tasks.squad_postprocess import (apply_threshold, best_null_threshold, decode_spans,
                                      write_prediction_files)
 
-MODEL_INPUTS = ("token_ids", "segment_ids", "p_mask", "start_positions")
+MODEL_INPUTS = ("token_ids", "segment_ids", "p_mask")
 
 
-@dataclasses.dataclass(frozen=True)
-class SquadOptions:
-    doc_stride: int = 128
-    max_query_length: int = 64
-    n_best_size: int = 20
-    max_answer_length: int = 30
-    squad_head: str = "albert_v2"  # v2.0 only; v1.1 always uses the span head
-    start_n_top: int = 5
-    end_n_top: int = 5
+# The question-answering heads: "span" (start/end logits; no answer is the
+# [CLS] span, `AlbertSpanQA`) and "beam" (ALBERT's SQuAD v2.0 head: a beam of
+# starts and ends and an answerability logit from [CLS], `AlbertBeamQA`).
+QA_HEADS = ("beam", "span")
+HELDOUT_SOURCE = "held-out training questions"
 
-    def __post_init__(self):
-        if self.squad_head not in ("albert_v2", "cls_null"):
-            raise ValueError(f"squad_head must be albert_v2 or cls_null, got {self.squad_head!r}")
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class SquadOptions(Settings):
+    doc_stride: int = setting(128, "SQuAD: tokens between window starts.", rule=POSITIVE)
+    max_query_length: int = setting(64, "SQuAD: longest question in tokens.", rule=POSITIVE)
+    n_best_size: int = setting(20, "SQuAD: candidate spans kept per question.", rule=POSITIVE)
+    max_answer_length: int = setting(30, "SQuAD: longest answer in tokens.", rule=POSITIVE)
+    qa_head: str = setting("beam", "squad_v2: ALBERT's own beam head, or the plain span head "
+                           "(v1.1 always uses the span head).", choices=QA_HEADS)
+    start_n_top: int = setting(5, "squad_v2 beam head: start positions in the beam.",
+                               rule=POSITIVE)
+    end_n_top: int = setting(5, "squad_v2 beam head: ends per start in the beam.",
+                             rule=POSITIVE)
 
 
 # v2.0: the share of training questions kept out of training to choose the
@@ -58,9 +67,22 @@ def to_dataset(examples):
                                          for c, q in paragraphs.items()]}]
 
 
+def heldout_threshold(model_dir):
+    """`(threshold, source)` for SQuAD v2.0: the run's held-out threshold from the
+    `eval_results.json` beside `model_dir`, else `(0.0, "default 0")`."""
+    path = os.path.join(os.path.dirname(os.path.abspath(model_dir)), RESULTS_FILE)
+    if os.path.isfile(path):
+        with open(path, encoding="utf-8") as f:
+            dev = json.load(f).get("dev", {})
+        if dev.get("threshold_source") == HELDOUT_SOURCE:
+            return float(dev["threshold"]), f"{HELDOUT_SOURCE} ({path})"
+    return 0.0, "default 0"
+
+
 class SquadTask(Task):
     eval_splits = ("dev",)
     test_splits = ()
+    options_class = SquadOptions
 
     def __init__(self, name, version):
         self.name, self.version = name, version
@@ -69,16 +91,9 @@ class SquadTask(Task):
     def v2(self):
         return self.version == "2.0"
 
-    def options(self, settings):
-        try:
-            return SquadOptions(**settings.task_options)
-        except TypeError:
-            known = [f.name for f in dataclasses.fields(SquadOptions)]
-            raise ValueError(f"unknown option for task {self.name!r} in "
-                             f"{sorted(settings.task_options)}; known: {known}") from None
-
     def head(self, settings):
-        return self.options(settings).squad_head if self.v2 else "cls_null"
+        """"beam" or "span": the option for v2.0; v1.1 always answers, with the span head."""
+        return self.options(settings).qa_head if self.v2 else "span"
 
     def _file(self, data_dir, split):
         if not data_dir:
@@ -108,15 +123,15 @@ class SquadTask(Task):
 
     def build_model(self, backbone, settings):
         o = self.options(settings)
-        if self.head(settings) == "albert_v2":
-            return AlbertV2QA(backbone, o.start_n_top, o.end_n_top,
+        if self.head(settings) == "beam":
+            return AlbertBeamQA(backbone, o.start_n_top, o.end_n_top,
                               dropout=settings.classifier_dropout)
         return AlbertSpanQA(backbone)
 
     def decode(self, examples, features, outputs, settings):
         o = self.options(settings)
         return decode_spans(examples, features, outputs, o.n_best_size, o.max_answer_length,
-                            head="v2" if self.head(settings) == "albert_v2" else "span")
+                            head=self.head(settings))
 
     def _heldout_threshold(self, run):
         examples = run.examples("heldout")
@@ -141,7 +156,7 @@ class SquadTask(Task):
         official = squad_eval.evaluate_v2(dataset, predictions, null_odds, na_prob_thresh=used)
         results = {k: v for k, v in official.items() if not k.startswith("best_")}
         results.update({"threshold": used, "threshold_source":
-                        "held-out training questions" if threshold is not None else "default 0"})
+                        HELDOUT_SOURCE if threshold is not None else "default 0"})
         results.update({f"dev_tuned_{k}": v for k, v in official.items() if k.startswith("best_")})
         return results
 
@@ -149,21 +164,24 @@ class SquadTask(Task):
         raise ValueError(f"task {self.name!r} has no unlabelled test split; its dev "
                          "predictions are written by the evaluation")
 
-    def answer(self, model, tokenizer, settings, question, context):
-        """The answer text (or "" for no answer) to one raw-text question."""
-        import tensorflow as tf
+    def serving_module(self, model, tokenizer, settings, model_dir, export_options):
+        from albert_tf.export.squad import SquadServing
 
-        from albert_tf.training import engine
-        from tasks.squad_data import SquadExample
-
-        example = SquadExample("q", question, context)
-        features = self.featurize([example], tokenizer, settings, "predict")
-        outputs = engine.predict(model, tf.distribute.get_strategy(), features, 8,
-                                 lambda lengths: settings.max_seq_length)
-        predictions, _, null_odds = self.decode([example], features, outputs, settings)
-        if self.v2 and null_odds["q"] > 0.0:
-            return ""
-        return predictions["q"]
+        self.check_export_options(export_options, ("null_threshold",) if self.v2 else ())
+        options = self.options(settings)
+        if export_options.get("null_threshold") is not None:
+            threshold, source = float(export_options["null_threshold"]), "given"
+        else:
+            threshold, source = heldout_threshold(model_dir)
+        head = self.head(settings)
+        module = SquadServing(model, tokenizer, settings.max_seq_length, options, head,
+                              self.v2, threshold)
+        info = {"inputs": ["question", "context"], "head": head,
+                "doc_stride": options.doc_stride, "max_query_length": options.max_query_length,
+                "max_answer_length": options.max_answer_length}
+        if self.v2:
+            info.update(null_threshold=threshold, null_threshold_source=source)
+        return module, info
 
 
 register(SquadTask("squad", "1.1"))

@@ -9,7 +9,7 @@ features decode the same as fresh ones. Two heads (`decode_spans`'s `head`):
   n_best_size highest starts and ends as google-research/albert
   `accumulate_predictions_v1` does; the ranking is the same, and the best span
   cannot be missed because its start or end was outside a top-n.
-- "v2": ALBERT's beam head (`AlbertV2QA`): the candidates are the model's
+- "beam": ALBERT's beam head (`AlbertBeamQA`): the candidates are the model's
   `start_n_top` x `end_n_top` pairs, scored by start + end log-probability, as
   `accumulate_predictions_v2`.
 
@@ -32,10 +32,10 @@ from albert_tf.io_utils import atomic_file
 from tasks import squad_eval
 
 HEADS = {"span": ("start_logits", "end_logits"),
-         "v2": ("start_top_log_probs", "start_top_index", "end_top_log_probs", "end_top_index",
+         "beam": ("start_top_log_probs", "start_top_index", "end_top_log_probs", "end_top_index",
                 "cls_logits")}
 # The n-best score names each head writes (the reference's names for v2).
-_SCORE_NAMES = {"span": ("start_logit", "end_logit"), "v2": ("start_log_prob", "end_log_prob")}
+_SCORE_NAMES = {"span": ("start_logit", "end_logit"), "beam": ("start_log_prob", "end_log_prob")}
 # Best span score of a question with no valid span: the reference's nonce
 # entry (start and end log-probabilities -1e6 each), so its null odds is huge.
 NO_SPAN_SCORE = -2e6
@@ -167,7 +167,7 @@ def decode_spans(examples, features, outputs, n_best_size=20, max_answer_length=
         examples: the `SquadExample`s that `features` were made from.
         features: `squad_data.featurize`'s `Features` (N windows, length L).
         outputs: numpy arrays in window order. head "span": `start_logits`,
-            `end_logits` (N, L) float32 (-inf past a batch's padding). head "v2":
+            `end_logits` (N, L) float32 (-inf past a batch's padding). head "beam":
             `start_top_log_probs`, `start_top_index` (N, k); `end_top_log_probs`,
             `end_top_index` (N, k * e), entry s * e + j being the j-th end of
             the s-th start; `cls_logits` (N,).
@@ -177,11 +177,11 @@ def decode_spans(examples, features, outputs, n_best_size=20, max_answer_length=
         `(predictions, nbest, null_odds)`, each keyed by qid in example order:
         predictions: the best span's text ("" only if no span is valid);
         nbest: lists of {"text", "probability", "start_logit", "end_logit"
-        (head "v2": "start_log_prob", "end_log_prob"), "start_char",
+        (head "beam": "start_log_prob", "end_log_prob"), "start_char",
         "end_char"}, probabilities a softmax over the listed scores;
         null_odds: higher means "no answer" (v2.0; v1.1 callers ignore it):
         "span": min over windows of start[0] + end[0], minus the best span's
-        score (BERT's `score_diff`); "v2": min over windows of `cls_logits`.
+        score (BERT's `score_diff`); "beam": min over windows of `cls_logits`.
     """
     _check_inputs(examples, features, outputs, head)
     arrays, question_index = features.arrays, features.arrays["question_index"]

@@ -13,6 +13,7 @@ import tensorflow as tf
 import cli_helpers as cli
 import export_helpers as helpers
 from albert_tf.export import exporter
+from tasks import finetuned
 from helpers import tiny_inputs
 
 SENTENCES = ["A man is playing a guitar.", "", "Café ΟΔΟΣ 東京 🙂 naïve, 12,345 ﬁve ½",
@@ -53,7 +54,7 @@ def test_pair_regression_matches_the_host_pipeline(stsb):
 @pytest.mark.slow
 def test_pair_classifier_in_memory_matches_the_host_pipeline(tmp_path):
     model_dir, task, settings, model = helpers.finetuned_dir(tmp_path, "mnli")
-    module, info = exporter.build_serving_module(model_dir)
+    module, info = finetuned.build_serving_module(model_dir)
     assert info["inputs"] == ["text_a", "text_b"]
     got = {k: v.numpy() for k, v in module.serving_default(tf.constant(SENTENCES),
                                                            tf.constant(SECOND)).items()}
@@ -96,10 +97,10 @@ def test_existing_or_bad_versions_are_refused(tmp_path, sst2):
     model_dir = sst2[1]
     (tmp_path / "3").mkdir()
     with pytest.raises(FileExistsError, match="3 already exists"):
-        exporter.export_model(model_dir, str(tmp_path), version=3)
+        finetuned.export_model(model_dir, str(tmp_path), version=3)
     for bad in (0, -2, "4", True):
         with pytest.raises(ValueError, match="version must be a positive integer"):
-            exporter.export_model(model_dir, str(tmp_path), version=bad)
+            finetuned.export_model(model_dir, str(tmp_path), version=bad)
 
 
 def test_export_command(tmp_path, sst2):
@@ -115,8 +116,8 @@ def test_export_command(tmp_path, sst2):
 
 
 def test_a_null_threshold_is_refused_outside_squad_v2(tmp_path, sst2):
-    with pytest.raises(ValueError, match="applies to squad_v2 only, not to task 'sst2'"):
-        exporter.export_model(sst2[1], str(tmp_path), null_threshold=0.5)
+    with pytest.raises(ValueError, match="task .sst2. takes no export option.s. null_threshold"):
+        finetuned.export_model(sst2[1], str(tmp_path), null_threshold=0.5)
     assert os.listdir(tmp_path) == []
 
 
@@ -138,7 +139,7 @@ def test_a_failed_export_leaves_no_version_folder(tmp_path, sst2, monkeypatch):
 
     monkeypatch.setattr(exporter, "save_module", fail_midway)
     with pytest.raises(OSError, match="disk full"):
-        exporter.export_model(sst2[1], str(root))
+        finetuned.export_model(sst2[1], str(root))
     assert sorted(os.listdir(root)) == ["2"]  # no "3", no temporary folder left
 
 

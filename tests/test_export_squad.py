@@ -6,7 +6,8 @@ import pytest
 import tensorflow as tf
 
 import export_helpers as helpers
-from albert_tf.export import exporter
+from tasks import finetuned
+from tasks import squad as squad_task
 from export_helpers import assert_outputs_close, expected_squad
 
 # Windows of 19 tokens with a question of up to 6 and a stride of 5: long
@@ -62,9 +63,9 @@ def test_v2_applies_the_runs_heldout_threshold(tmp_path_factory):
 def test_heldout_threshold_is_read_beside_the_model(tmp_path):
     model_dir = tmp_path / "model"
     model_dir.mkdir()
-    assert exporter.heldout_threshold(str(model_dir)) == (0.0, "default 0")
+    assert squad_task.heldout_threshold(str(model_dir)) == (0.0, "default 0")
     helpers.write_heldout_threshold(tmp_path, -1.25)
-    threshold, source = exporter.heldout_threshold(str(model_dir))
+    threshold, source = squad_task.heldout_threshold(str(model_dir))
     assert threshold == -1.25 and source.startswith("held-out training questions")
 
 
@@ -111,11 +112,11 @@ def test_classifier_handles_any_raw_text(tmp_path_factory):
 
 
 @pytest.mark.slow
-def test_cls_null_head_agrees_with_the_host_pipeline(tmp_path):
+def test_span_head_on_v2_agrees_with_the_host_pipeline(tmp_path):
     """squad_v2 with the plain span head: null odds = [CLS] score minus the best span's."""
     model_dir, task, settings, model = helpers.finetuned_dir(tmp_path, "squad_v2",
-                                                             squad_head="cls_null")
-    module, info = exporter.build_serving_module(model_dir)
+                                                             qa_head="span")
+    module, info = finetuned.build_serving_module(model_dir)
     assert info["head"] == "span" and info["null_threshold"] == 0.0
     out = module.serving_default(tf.constant(QUESTIONS), tf.constant(CONTEXTS))
     got = _as_text({k: v.numpy() for k, v in out.items()})

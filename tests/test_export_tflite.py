@@ -13,6 +13,7 @@ import pytest
 
 import export_helpers as helpers
 from albert_tf.export import exporter, tflite
+from tasks import finetuned
 from helpers import tiny_inputs
 
 QUANTIZED_TOLERANCE = 0.2  # of max |output|
@@ -46,7 +47,7 @@ def _compare(got, expected, p_mask, atol):
 @pytest.mark.parametrize("task_name", ["sst2", "squad"])
 def test_float_tflite_matches_the_saved_model(tmp_path_factory, task_name):
     path, model_dir, *_ = helpers.exported(tmp_path_factory, task_name)
-    module, _ = exporter.build_serving_module(model_dir)
+    module, _ = finetuned.build_serving_module(model_dir)
     model = tflite.TfliteModel(content=tflite.convert(module, quantize=False))
     assert model.max_seq_length == module.max_seq_length
     assert model.input_names == tuple(sorted(module.input_names))
@@ -60,7 +61,7 @@ def test_quantized_export_is_smaller_and_close(tmp_path_factory):
     path, model_dir, *_ = helpers.exported(tmp_path_factory, "sst2")  # exported --quantize
     info = helpers.export_info(path)["tflite"]
     quantized = tflite.TfliteModel(path=f"{path}/{info['file']}")
-    module, _ = exporter.build_serving_module(model_dir)
+    module, _ = finetuned.build_serving_module(model_dir)
     float_bytes = len(tflite.convert(module, quantize=False))
     ratio = info["bytes"] / float_bytes
     print(f"TFLite size: float {float_bytes} B, int8 dynamic range {info['bytes']} B, "
@@ -85,9 +86,9 @@ def test_tflite_model_checks_its_inputs(tmp_path_factory):
 
 
 @pytest.mark.slow
-def test_albert_v2_head_in_tflite(tmp_path_factory):
+def test_beam_head_in_tflite(tmp_path_factory):
     path, model_dir, *_ = helpers.exported(tmp_path_factory, "squad_v2")
-    module, _ = exporter.build_serving_module(model_dir)
+    module, _ = finetuned.build_serving_module(model_dir)
     inputs = _inputs(module.input_names, module.max_seq_length)
     expected = _reference(path, inputs)
     float_model = tflite.TfliteModel(content=tflite.convert(module, quantize=False))

@@ -141,7 +141,7 @@ def _v2_outputs():
 def test_v2_head_candidates_and_null_odds():
     examples = [SquadExample("a", "?", CONTEXT), SquadExample("b", "?", CONTEXT)]
     features = _hand_features([(0, 0, 4), (0, 2, 4), (1, 0, 4)])
-    predictions, nbest, null_odds = decode_spans(examples, features, _v2_outputs(), head="v2")
+    predictions, nbest, null_odds = decode_spans(examples, features, _v2_outputs(), head="beam")
     # Valid in window 0: start 5 ("two") with end 6 ("three"); end 4 is before
     # it, start 1 is in the question. Window 1: start 6 ("five") with end 6;
     # end 8 is padding; start 3 is token 2, not max-context there.
@@ -153,7 +153,7 @@ def test_v2_head_candidates_and_null_odds():
     assert [e["text"] for e in nbest["b"]] == ["zero", "zero one", "one", "one two"]
     assert predictions == {"a": "two three", "b": "zero"}
     assert null_odds == pytest.approx({"a": -1.2, "b": 2.0})  # min cls_logits per question
-    predictions, _, _ = decode_spans(examples, features, _v2_outputs(), head="v2",
+    predictions, _, _ = decode_spans(examples, features, _v2_outputs(), head="beam",
                                      max_answer_length=1)
     assert predictions == {"a": "five", "b": "zero"}
 
@@ -168,7 +168,7 @@ def test_reversed_span_is_invalid_even_with_shared_character_spans():
     outputs = {"start_top_index": np.array([[6]]), "start_top_log_probs": np.zeros((1, 1)),
                "end_top_index": np.array([[5, 6]]), "end_top_log_probs": np.array([[0.0, -1.0]]),
                "cls_logits": np.zeros(1)}
-    _, nbest, _ = decode_spans(examples, features, outputs, head="v2")
+    _, nbest, _ = decode_spans(examples, features, outputs, head="beam")
     assert [(e["text"], e["end_log_prob"]) for e in nbest["q"]] == [("two", -1.0)]
 
 
@@ -291,8 +291,8 @@ def test_decode_input_errors():
     good = {"start_logits": _logits(features, {}), "end_logits": _logits(features, {})}
     with pytest.raises(ValueError, match="unknown head 'xlnet'"):
         decode_spans(examples, features, good, head="xlnet")
-    with pytest.raises(ValueError, match=r"head 'v2' needs outputs \['start_top_log_probs'"):
-        decode_spans(examples, features, good, head="v2")
+    with pytest.raises(ValueError, match=r"head 'beam' needs outputs \['start_top_log_probs'"):
+        decode_spans(examples, features, good, head="beam")
     with pytest.raises(ValueError, match="'end_logits'\\] has 1 rows, features have 2"):
         decode_spans(examples, features, {**good, "end_logits": good["end_logits"][:1]})
     more = examples + [SquadExample("lost", "?", CONTEXT)]

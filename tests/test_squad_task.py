@@ -56,8 +56,8 @@ def test_options_are_validated():
                                 task_options={"doc_strid": 3})
     with pytest.raises(ValueError, match="unknown option for task 'squad_v2'"):
         task.options(settings)
-    with pytest.raises(ValueError, match="squad_head must be albert_v2 or cls_null"):
-        task.options(settings.replace(task_options={"squad_head": "xlnet"}))
+    with pytest.raises(ValueError, match="qa_head must be one of beam, span, got 'xlnet'"):
+        task.options(settings.replace(task_options={"qa_head": "xlnet"}))
 
 
 @pytest.mark.parametrize("name,version", [("squad", "1.1"), ("squad_v2", "2.0")])

@@ -95,34 +95,50 @@ def prepare(task_name, output_dir, seed=1):
     """Generates the demo data, SentencePiece model and model config.
 
     Returns:
-        settings (name -> value) for the run: data_dir, spm_model, model and
+        settings (name -> value) for the run: data_dir, vocab_file, model and
         a short recipe.
     """
     if task_name not in DEMO_TASKS:
         raise ValueError(f"--demo supports the tasks {', '.join(DEMO_TASKS)}, not {task_name!r}")
     folder = os.path.join(output_dir, "demo_data")
     data_dir = os.path.join(folder, task_name)
-    spm_model, model = os.path.join(folder, "spm.model"), os.path.join(folder, "model.json")
+    vocab_file, model = os.path.join(folder, "spm.model"), os.path.join(folder, "model.json")
     if not os.path.isfile(model):  # a second run of the same demo reuses its data
         _generate(task_name, seed, folder, data_dir)
-    settings = dict(DEMO_SETTINGS, data_dir=data_dir, spm_model=spm_model, model=model)
+    settings = dict(DEMO_SETTINGS, data_dir=data_dir, vocab_file=vocab_file, model=model)
     if task_name != "rte":
         settings["task_options"] = {"doc_stride": 64, "max_query_length": 24}
     return settings
 
 
-def finish(task, settings):
-    """After a demo run: for question answering, answer a new raw-text question."""
-    if task.name == "rte":
-        return
+def _new_inputs(task_name, seed=7):
+    """Raw-text inputs the model has not seen: `{serving input name: text}`."""
     import random
 
-    from albert_tf.training.finetuning import MODEL_DIR
-    from tasks.finetuned import load_finetuned
+    seed = random.Random(seed).randrange(10**6)
+    if task_name == "rte":
+        premise, hypothesis, _ = next(iter(world.entailment_pairs(seed, 1)))
+        return {"text_a": premise, "text_b": hypothesis}
+    context, questions = world.qa_paragraphs(seed, 1)[0]
+    return {"context": context, "question": questions[0][0]}
 
-    task, settings, model, tokenizer = load_finetuned(os.path.join(settings.output_dir,
-                                                                   MODEL_DIR))
-    context, questions = world.qa_paragraphs(random.Random(7).randrange(10**6), 1)[0]
-    question = questions[0][0]
-    answer = task.answer(model, tokenizer, settings, question, context)
-    print(f"\ncontext:  {context}\nquestion: {question}\nanswer:   {answer or '(no answer)'}")
+
+def finish(task, settings):
+    """After a demo run: the fine-tuned model answers new raw text, through the
+    serving module its task exports (what TF Serving would run)."""
+    import tensorflow as tf
+
+    from albert_tf.training.finetuning import MODEL_DIR
+    from tasks.finetuned import build_serving_module
+
+    module, _ = build_serving_module(os.path.join(settings.output_dir, MODEL_DIR))
+    inputs = _new_inputs(task.name)
+    outputs = module.serving_default(**{k: tf.constant([v]) for k, v in inputs.items()})
+    print()
+    for name, text in inputs.items():
+        print(f"{name + ':':9} {text}")
+    if "answer" in outputs:
+        answer = outputs["answer"][0].numpy().decode("utf-8")
+        print(f"answer:   {answer or '(no answer)'}")
+    else:
+        print(f"label:    {outputs['label'][0].numpy().decode('utf-8')}")

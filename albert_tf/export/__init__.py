@@ -2,8 +2,9 @@
 
     python -m albert_tf.export --model_dir=runs/squad_v2 --export_dir=exports/squad_v2
 
-`export_model(model_dir, export_dir)` writes `<export_dir>/<version>/`, a
-SavedModel with two signatures (SERVING.md lists every input and output):
+A task builds its serving module (`tasks.base.Task.serving_module`, on
+`base.ServingModule`); `exporter.write_export` writes `<export_dir>/<version>/`,
+a SavedModel with two signatures (SERVING.md lists every input and output):
 
 - `serving_default`: raw text in (`text`, or `text_a`/`text_b`, or
   `question`/`context`; string `(batch_size,)`), the task's answer out. The
@@ -27,12 +28,12 @@ INFO_FILE = os.path.join("assets.extra", "albert_tf_export.json")
 TFLITE_FILE = "model.tflite"
 
 _EXPORTS = {
-    "export_model": "albert_tf.export.exporter",
-    "export_run": "albert_tf.export.exporter",
-    "build_serving_module": "albert_tf.export.exporter",
+    "check_version": "albert_tf.export.exporter",
+    "write_export": "albert_tf.export.exporter",
     "next_version": "albert_tf.export.exporter",
     "resolve_model_dir": "albert_tf.export.exporter",
     "versions": "albert_tf.export.exporter",
+    "ServingModule": "albert_tf.export.base",
     "ClassifierServing": "albert_tf.export.classification",
     "SquadServing": "albert_tf.export.squad",
     "TfliteModel": "albert_tf.export.tflite",

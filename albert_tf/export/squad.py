@@ -14,9 +14,9 @@ and decode the best span of each question (`squad_decode`). Outputs, all
   given (code points; invalid UTF-8 counts as one U+FFFD per bad
   sequence), so that `context[start:end] == answer`; -1 when the answer is "";
 - `score` float32: the best span's start + end score (logits for the span
-  head, log-probabilities for ALBERT's v2 head), -2e6 without a valid span;
+  head, log-probabilities for ALBERT's beam head), -2e6 without a valid span;
 - v2.0 only: `null_odds` float32 (the host's `null_odds.json` value) and
-  `no_answer_probability` float32, its sigmoid (for the v2 head, the
+  `no_answer_probability` float32, its sigmoid (for the beam head, the
   model's probability that the question is unanswerable).
 """
 
@@ -30,12 +30,12 @@ class SquadServing(ServingModule):
     """Raw-text signatures of a question-answering model.
 
     Args:
-        model: `AlbertSpanQA` (head "span") or `AlbertV2QA` (head "v2").
+        model: `AlbertSpanQA` (head "span") or `AlbertBeamQA` (head "beam").
         tokenizer: its `AlbertTokenizer`.
         max_seq_length: window length in tokens.
         options: the run's `tasks.squad.SquadOptions` (doc_stride,
             max_query_length, max_answer_length).
-        head: "span" or "v2"; v2: whether the task is SQuAD v2.0.
+        head: "span" or "beam"; v2: whether the task is SQuAD v2.0.
         null_threshold: v2.0: answer "" when null odds exceed it.
     """
 
@@ -43,8 +43,8 @@ class SquadServing(ServingModule):
 
     def __init__(self, model, tokenizer, max_seq_length, options, head, v2, null_threshold=0.0):
         super().__init__(model, tokenizer, max_seq_length, name="albert_squad_serving")
-        if head not in ("span", "v2"):
-            raise ValueError(f"SquadServing: head must be 'span' or 'v2', got {head!r}")
+        if head not in ("span", "beam"):
+            raise ValueError(f"SquadServing: head must be 'span' or 'beam', got {head!r}")
         self.doc_stride = options.doc_stride
         self.max_query_length = options.max_query_length
         self.max_answer_length = options.max_answer_length

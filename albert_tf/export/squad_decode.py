@@ -14,9 +14,9 @@ TensorFlow ops:
   sort orders them;
 - span head: every (start, end) pair of a window is a candidate (the host
   keeps each window's `n_best_size` best, which contain its best one);
-  v2 head: the model's `start_n_top` x `end_n_top` beam pairs;
+  beam head: the model's `start_n_top` x `end_n_top` beam pairs;
 - null odds (higher means "no answer"): span head, min over windows of
-  start[0] + end[0], minus the best span's score; v2 head, min over windows
+  start[0] + end[0], minus the best span's score; beam head, min over windows
   of `cls_logits`. Without a valid span the best score is `NO_SPAN_SCORE`.
 """
 
@@ -71,7 +71,7 @@ def span_candidates(outputs, max_answer_length):
 
 
 def beam_candidates(outputs):
-    """`(start, end, score)` (W, k * e) of the v2 head's beam: entry s * e + j is
+    """`(start, end, score)` (W, k * e) of the beam head: entry s * e + j is
     the j-th end of the s-th start."""
     per_start = tf.shape(outputs["end_top_index"])[1] // tf.shape(outputs["start_top_index"])[1]
     start = tf.repeat(outputs["start_top_index"], per_start, axis=1)

@@ -1,0 +1,66 @@
+"""The layering the architecture promises (ARCHITECTURE.md), read from the source.
+
+- No library module under albert_tf/ imports `tasks`; only the command-line
+  programs do (they wire the task registry to the library).
+- `tasks` imports no command-line program.
+- The name a SentencePiece model is shipped under lives in its vocabulary type only.
+"""
+
+import ast
+import os
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+# The command-line programs: the only albert_tf modules that may import `tasks`.
+PROGRAMS = {"albert_tf/finetune.py", "albert_tf/predict.py", "albert_tf/export/__main__.py",
+            "albert_tf/demo/__init__.py"}
+COMMANDS = ("albert_tf.finetune", "albert_tf.predict", "albert_tf.export.__main__",
+            "albert_tf.pretrain", "albert_tf.create_pretraining_data", "albert_tf.demo",
+            "albert_tf.inspect")
+
+
+def _python_files(folder):
+    for dirpath, _, names in os.walk(os.path.join(ROOT, folder)):
+        for name in sorted(names):
+            if name.endswith(".py"):
+                path = os.path.join(dirpath, name)
+                yield os.path.relpath(path, ROOT), path
+
+
+def _imports(path):
+    """Every module name an `import` or `from ... import` anywhere in the file names."""
+    with open(path, encoding="utf-8") as f:
+        tree = ast.parse(f.read(), path)
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            yield from (alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            yield node.module
+
+
+def test_no_library_module_imports_tasks():
+    offenders = [f"{relative}: {name}" for relative, path in _python_files("albert_tf")
+                 if relative not in PROGRAMS
+                 for name in _imports(path) if name == "tasks" or name.startswith("tasks.")]
+    assert offenders == []
+
+
+def test_the_checker_sees_imports_inside_functions(tmp_path):
+    module = tmp_path / "m.py"
+    module.write_text("def f():\n    from tasks.finetuned import load_finetuned\n")
+    assert list(_imports(str(module))) == ["tasks.finetuned"]
+
+
+def test_tasks_import_no_command():
+    offenders = [f"{relative}: {name}" for relative, path in _python_files("tasks")
+                 for name in _imports(path) if name.startswith(COMMANDS)]
+    assert offenders == []
+
+
+def test_the_shipped_vocabulary_file_is_named_in_one_place():
+    literal, found = "spiece.model", []
+    for folder in ("albert_tf", "tasks"):
+        for relative, path in _python_files(folder):
+            with open(path, encoding="utf-8") as f:
+                if literal in f.read():
+                    found.append(relative)
+    assert found == ["albert_tf/tokenizer/spm.py"]
