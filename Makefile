@@ -5,10 +5,13 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-$(STAMP): requirements.txt requirements-test.txt
+# albert_tf itself is installed editable, so that `albert-tf` and every
+# `python -m albert_tf.<command>` work from any folder once .venv is activated.
+$(STAMP): requirements.txt requirements-test.txt pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
 	$(PY) -m pip install -q -r requirements.txt -r requirements-test.txt
+	$(PY) -m pip install -q --no-deps -e .
 	touch $(STAMP)
 
 BENCH_VENV ?= .venv-bench

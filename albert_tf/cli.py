@@ -10,10 +10,13 @@ run before TensorFlow loads.
 
 import contextlib
 import dataclasses
+import os
 import sys
+import tempfile
 
 from absl import flags, logging
 
+from albert_tf.errors import RunStopped
 from albert_tf.settings import value_type
 
 
@@ -75,13 +78,51 @@ def check_arguments(argv, flag_values, required=()):
 
 @contextlib.contextmanager
 def user_errors(*error_types):
-    """Turns OSError, ValueError and `error_types` raised inside into
-    `error: <message>` on stderr and exit status 1."""
+    """Turns OSError, ValueError, `albert_tf.errors.RunStopped` and `error_types`
+    raised inside into `error: <message>` on stderr and exit status 1."""
     try:
         yield
-    except (OSError, ValueError, *error_types) as e:
+    except (OSError, ValueError, RunStopped, *error_types) as e:
         logging.debug("failed", exc_info=True)
         sys.exit(f"error: {e}")
+
+
+# Lines TensorFlow's native code prints on every start, before any log setting
+# applies; on a machine without a GPU the CUDA ones read like failures.
+STARTUP_NOISE = ("All log messages before absl::InitializeLog()", "cudart_stub.cc",
+                 "cuda_platform.cc", "cpu_feature_guard.cc",
+                 "This TensorFlow binary is optimized", "To enable the following instructions",
+                 "Unable to register cu", "computation placer already registered")
+
+
+def load_tensorflow():
+    """Imports TensorFlow and starts its runtime with its start-up lines filtered out.
+
+    Native code writes them to file descriptor 2 directly, so they are caught
+    there (in a temporary file) while TensorFlow starts; every other line is
+    passed on. Returns the `tensorflow` module.
+    """
+    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+    if "tensorflow" in sys.modules:
+        return sys.modules["tensorflow"]
+    sys.stderr.flush()
+    saved = os.dup(2)
+    with tempfile.TemporaryFile() as captured:
+        os.dup2(captured.fileno(), 2)
+        try:
+            import tensorflow as tf
+
+            tf.config.list_logical_devices()  # starts the runtime (and CUDA's probe)
+        finally:
+            sys.stderr.flush()
+            os.dup2(saved, 2)
+            os.close(saved)
+            captured.seek(0)
+            for line in captured:
+                if not any(noise.encode() in line for noise in STARTUP_NOISE):
+                    sys.stderr.buffer.write(line)
+            sys.stderr.flush()
+    return tf
 
 
 def quiet_tensorflow(flag_values):

@@ -41,7 +41,8 @@ def main(argv):
         options = cli.settings_from_flags(DataOptions, FLAGS)
         files = expand_inputs(FLAGS.input)
         tokenizer = tokenizer_from(FLAGS.vocab_file, host=True)
-        from albert_tf.pretraining import pipeline  # imports TensorFlow
+        cli.load_tensorflow()
+        from albert_tf.pretraining import pipeline
 
         progress = Progress() if FLAGS.progress else None
         summary = pipeline.create_pretraining_data(files, tokenizer, FLAGS.output, options,

@@ -9,15 +9,17 @@ Settings come from the task's recipe (configs/finetune_recipes.json), then
 project generates, in a few minutes on a laptop CPU.
 """
 
+import json
 import os
 
-os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+from absl import app, flags
 
-from absl import app, flags  # noqa: E402
+from albert_tf import cli
 
+cli.load_tensorflow()  # the task registry imports it: without its start-up noise
 import tasks  # noqa: E402 - the registry: each task's options become flags
-from albert_tf import cli  # noqa: E402
 from albert_tf.training import settings as settings_lib  # noqa: E402
+from albert_tf.training.run_folder import RESULTS_FILE  # noqa: E402
 from albert_tf.training.settings import FinetuneSettings  # noqa: E402
 
 FLAGS = flags.FLAGS
@@ -49,7 +51,9 @@ def resolve_settings(base=None):
     `base`: settings between the recipe and the flags (those of `--demo`).
     """
     given = explicit_settings()
-    saved = settings_lib.load_saved(FinetuneSettings, FLAGS.output_dir)
+    # A run that stopped before its first checkpoint holds nothing: start it as now given.
+    saved = (settings_lib.load_saved(FinetuneSettings, FLAGS.output_dir)
+             if settings_lib.has_progress(FLAGS.output_dir) else None)
     if saved is not None:
         conflicts = settings_lib.resume_conflicts(saved, given)
         if conflicts:
@@ -79,31 +83,48 @@ def print_results(results):
             print(f"{split}: {shown}")
     if "train" in results:
         train = results["train"]
-        print(f"train: {train['step']} steps, {train.get('examples', 0)} examples, "
+        print(f"train: {train['step']} steps, {train.get('examples', 0)} examples "
+              f"({train.get('epochs', 0)} epochs of {train.get('train_set_examples', 0)}), "
               f"{train.get('train_examples_per_second', 0):.1f} examples/s")
+
+
+RUN_CONTROL = ("do_eval", "do_predict", "export")
+
+
+def finished(settings):
+    """Whether the run in `--output_dir` is complete and nothing new was asked of it;
+    then says so and prints its results."""
+    path = os.path.join(settings.output_dir, RESULTS_FILE)
+    if not os.path.isfile(path) or set(explicit_settings()) & set(RUN_CONTROL):
+        return False
+    with open(path, encoding="utf-8") as f:
+        results = json.load(f)
+    print(f"{settings.output_dir}: this run is complete; its results ({path}):")
+    print_results(results)
+    print("(--do_eval, --do_predict or --export run those steps again; a new --output_dir "
+          "starts a new run)")
+    return True
 
 
 def main(argv):
     from albert_tf import demo
-    from albert_tf.checkpoints import CheckpointError
-    from albert_tf.training.callbacks import TrainingDiverged
     from albert_tf.training.devices import is_chief
     from albert_tf.training.finetuning import run
 
     cli.quiet_tensorflow(FLAGS)
-    with cli.user_errors(CheckpointError, TrainingDiverged):
+    with cli.user_errors():
         cli.check_arguments(argv, FLAGS, required=("output_dir",))
         base = None
         if FLAGS.demo:
             FLAGS.task = FLAGS.task or "squad"
             base = demo.prepare(FLAGS.task, FLAGS.output_dir)
         task, settings = resolve_settings(base)
-        results = run(task, settings)
-        print_results(results)
-        if settings.export and is_chief(settings.strategy):
-            from tasks.finetuned import export_run
+        if not finished(settings):
+            print_results(run(task, settings))
+            if settings.export and is_chief(settings.strategy):
+                from tasks.finetuned import export_run
 
-            print(f"export: {export_run(settings.output_dir)}")
+                print(f"export: {export_run(settings.output_dir)}")
         if FLAGS.demo:
             demo.finish(task, settings)
 

@@ -74,7 +74,7 @@ class Predictor:
             self._load()
 
     def _load(self):
-        import tensorflow as tf
+        tf = cli.load_tensorflow()
         import tensorflow_text  # noqa: F401 - registers the SentencePiece op
 
         if self.saved_model:

@@ -25,14 +25,12 @@ flags.DEFINE_alias("spm_model", "vocab_file")
 
 
 def main(argv):
-    from albert_tf.checkpoints import CheckpointError
-    from albert_tf.training.callbacks import TrainingDiverged
-
     cli.quiet_tensorflow(FLAGS)
-    with cli.user_errors(CheckpointError, TrainingDiverged):
+    with cli.user_errors():
         cli.check_arguments(argv, FLAGS, required=("input_files", "output_dir"))
         settings = cli.settings_from_flags(PretrainSettings, FLAGS)
-        from albert_tf.pretraining.trainer import run_pretraining  # TensorFlow: after the checks
+        cli.load_tensorflow()  # after the checks
+        from albert_tf.pretraining.trainer import run_pretraining
 
         results = run_pretraining(settings)
     train = results["train"]

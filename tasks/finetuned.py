@@ -13,7 +13,7 @@ from albert_tf.backbone import AlbertBackbone
 from albert_tf.checkpoints import native
 from albert_tf.export import exporter
 from albert_tf.checkpoints import load_tokenizer
-from albert_tf.training.finetuning import MODEL_DIR
+from albert_tf.training.run_folder import EXPORT_DIR, MODEL_DIR
 from albert_tf.training.settings import FinetuneSettings
 
 
@@ -74,4 +74,4 @@ def export_run(output_dir, **kwargs):
     """Exports a fine-tuning run's model to `<output_dir>/export/<next version>`
     (`python -m albert_tf.finetune --export`); returns the version folder."""
     return export_model(os.path.join(output_dir, MODEL_DIR),
-                        os.path.join(output_dir, exporter.EXPORT_DIR), **kwargs)
+                        os.path.join(output_dir, EXPORT_DIR), **kwargs)

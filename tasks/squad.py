@@ -16,7 +16,7 @@ import zlib
 
 from albert_tf.models import AlbertSpanQA, AlbertBeamQA
 from albert_tf.settings import POSITIVE, Settings, setting
-from albert_tf.training.finetuning import RESULTS_FILE
+from albert_tf.training.run_folder import RESULTS_FILE
 from tasks import register, squad_eval
 from tasks.base import Task
 from tasks.squad_data import featurize, read_squad

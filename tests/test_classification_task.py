@@ -39,15 +39,16 @@ def test_featurize_packs_pairs_and_labels(tokenizer):
 
 
 def test_recompute_setting_reaches_the_model(tmp_path):
-    from albert_tf.training.finetuning import build_model
+    from albert_tf.training.finetuning import build_model, model_config
     from cli_helpers import tiny_model
 
     settings = FinetuneSettings(task="rte", output_dir="x", model=tiny_model(tmp_path),
                                 recompute=True)
-    model = build_model(tasks.get("rte"), settings, "float32", 30000)
+    config, _ = model_config(settings, None, 30000)
+    model = build_model(tasks.get("rte"), settings, "float32", config, None)
     assert model.backbone.encoder.recompute
     assert not build_model(tasks.get("rte"), settings.replace(recompute=False), "float32",
-                           30000).backbone.encoder.recompute
+                           config, None).backbone.encoder.recompute
 
 
 def test_stsb_is_regression_with_one_output():

@@ -7,7 +7,7 @@ import pytest
 
 from albert_tf.data.batching import train_batches
 from albert_tf.training import engine
-from albert_tf.training.callbacks import CheckpointSaver, TrainingDiverged
+from albert_tf.training.callbacks import CheckpointSaver, TrainingDiverged, TrainingInterrupted
 from engine_helpers import (MAX_LEN, batch_length, toy_dataset, toy_features, toy_model,
                             toy_settings)
 
@@ -42,7 +42,7 @@ def test_resume_gives_the_uninterrupted_result(tmp_path, monkeypatch):
             raise KeyboardInterrupt("killed")
 
     monkeypatch.setattr(CheckpointSaver, "on_train_batch_end", crash_after_step_8)
-    with pytest.raises(KeyboardInterrupt):
+    with pytest.raises(TrainingInterrupted, match="interrupted at step 8 of 12; saved "):
         _train(toy_settings(tmp_path / "b"))
     monkeypatch.setattr(CheckpointSaver, "on_train_batch_end", original)
     # A fresh process would rebuild the model from scratch (another seed here,

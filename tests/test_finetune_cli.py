@@ -52,9 +52,15 @@ def test_train_evaluate_predict_then_resume_is_a_no_op(tmp_path):
                  "model/spiece.model", "checkpoints/ckpt-12.index", "tensorboard"):
         assert os.path.exists(out / name), name
     assert (out / "RTE.tsv").read_text().splitlines()[0] == "index\tprediction"
-    # Only --output_dir: the saved run is complete, so nothing trains again.
+    # Only --output_dir: the saved run is complete, so nothing runs again; it says so.
     again = cli.run(MODULE, f"--output_dir={out}")
     assert again.returncode == 0, again.stderr[-3000:]
+    assert f"{out}: this run is complete" in again.stdout and "dev: accuracy=" in again.stdout
+    assert cli.results(out) == first
+    # Asking for a step again runs it, from the saved checkpoint.
+    again = cli.run(MODULE, f"--output_dir={out}", "--do_eval")
+    assert again.returncode == 0, again.stderr[-3000:]
+    assert "resumed from step 12 of 12" in again.stdout
     assert cli.results(out)["dev"] == first["dev"]
     assert cli.results(out)["train"]["resumed_from"] == 12
 

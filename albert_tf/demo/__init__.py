@@ -74,7 +74,7 @@ def _corpus_lines(task_name, seed):
 def _generate(task_name, seed, folder, data_dir):
     """Writes the task files, the SentencePiece model and the model config (last)."""
     from albert_tf.config import AlbertConfig
-    from albert_tf.tokenizer import train_sentencepiece
+    from albert_tf.tokenizer import SpmVocab, train_sentencepiece
 
     os.makedirs(data_dir, exist_ok=True)
     if task_name == "rte":
@@ -84,10 +84,11 @@ def _generate(task_name, seed, folder, data_dir):
     corpus = os.path.join(folder, "corpus.txt")
     with atomic_file(corpus, encoding="utf-8") as f:
         f.write("\n".join(_corpus_lines(task_name, seed + 100)) + "\n")
-    train_sentencepiece([corpus], DEMO_VOCABULARY, os.path.join(folder, "spm"),
-                        lowercase=True, hard_vocab_limit=False)
+    spm_model = train_sentencepiece([corpus], DEMO_VOCABULARY, os.path.join(folder, "spm"),
+                                    lowercase=True, hard_vocab_limit=False)
+    size = SpmVocab(spm_model).size  # SentencePiece may have stopped below DEMO_VOCABULARY
     with atomic_file(os.path.join(folder, "model.json"), encoding="utf-8") as f:
-        json.dump(AlbertConfig(vocabulary_size=DEMO_VOCABULARY, **DEMO_MODEL).to_dict(), f,
+        json.dump(AlbertConfig(vocabulary_size=size, **DEMO_MODEL).to_dict(), f,
                   indent=2)
 
 
@@ -128,7 +129,7 @@ def finish(task, settings):
     serving module its task exports (what TF Serving would run)."""
     import tensorflow as tf
 
-    from albert_tf.training.finetuning import MODEL_DIR
+    from albert_tf.training.run_folder import MODEL_DIR
     from tasks.finetuned import build_serving_module
 
     module, _ = build_serving_module(os.path.join(settings.output_dir, MODEL_DIR))

@@ -30,7 +30,8 @@ flags.DEFINE_float("null_threshold", None,
 def main(argv):
     with cli.user_errors():
         cli.check_arguments(argv, FLAGS, required=("model_dir", "export_dir"))
-        from tasks.finetuned import export_model  # TensorFlow: after the checks
+        cli.load_tensorflow()  # after the checks
+        from tasks.finetuned import export_model
 
         path = export_model(FLAGS.model_dir, FLAGS.export_dir, FLAGS.version, FLAGS.tflite,
                             FLAGS.quantize, null_threshold=FLAGS.null_threshold)

@@ -14,9 +14,7 @@ from albert_tf.checkpoints import native
 from albert_tf.export import INFO_FILE, TFLITE_FILE
 from albert_tf.export import tflite as tflite_lib
 from albert_tf.io_utils import atomic_directory, atomic_file
-from albert_tf.training.finetuning import MODEL_DIR
-
-EXPORT_DIR = "export"  # a fine-tuning run's exports: <output_dir>/export/<version>
+from albert_tf.training.run_folder import MODEL_DIR
 
 
 def resolve_model_dir(path):

@@ -36,4 +36,7 @@ class PretrainSettings(TrainingSettings):
     def checks(self):
         return (*super().checks(),
                 ("init_from_group0", not self.init_from_group0 or bool(self.init_checkpoint),
-                 "false without init_checkpoint"))
+                 "false without init_checkpoint"),
+                (not (self.model and self.init_checkpoint and not self.init_from_group0),
+                 "give --model (a new model) or --init_checkpoint (continue from it), not both; "
+                 "--init_from_group0 grows --model from the checkpoint"))

@@ -9,7 +9,6 @@ reads.
 
 import glob
 import json
-import logging
 import os
 
 import numpy as np
@@ -20,9 +19,10 @@ from albert_tf.backbone import AlbertBackbone
 from albert_tf.config import AlbertConfig, preset_names
 from albert_tf.io_utils import atomic_file
 from albert_tf.models.pretraining import AlbertPretrainingModel
-from albert_tf.pretraining.train_settings import SETTINGS_FILE
 from albert_tf.checkpoints import load_tokenizer
+from albert_tf.pretraining.train_settings import SETTINGS_FILE
 from albert_tf.training import engine
+from albert_tf.training.settings import DEFAULT_MODEL
 from albert_tf.training.setup import start_run
 
 def expand_files(patterns, what="--input_files"):
@@ -39,10 +39,9 @@ def build_model(settings, policy, tokenizer=None):
     if settings.init_checkpoint and not settings.init_from_group0:
         return checkpoints.load_pretrained(settings.init_checkpoint, with_heads=True,
                                            dtype=policy, recompute=settings.recompute)
-    if settings.model in preset_names():
-        config = AlbertConfig.preset(settings.model)
-    else:
-        config = AlbertConfig.from_json_file(settings.model)
+    name = settings.model or DEFAULT_MODEL
+    config = (AlbertConfig.preset(name) if name in preset_names()
+              else AlbertConfig.from_json_file(name))
     if tokenizer is not None:
         config = config.replace(vocabulary_size=tokenizer.vocabulary_size)
     model = AlbertPretrainingModel(AlbertBackbone(config, dtype=policy,
@@ -136,8 +135,9 @@ def run_pretraining(settings, verbose=True):
     with strategy.scope():
         model = build_model(settings, setup.policy, tokenizer)
     setup.compile(model)
-    logging.info("pretraining a backbone of %s parameters with %s", model.backbone.count_params(),
-                 setup.describe())
+    if verbose and setup.chief:
+        print(f"device: {setup.describe()}; a backbone of {model.backbone.count_params():,} "
+              "parameters", flush=True)
     results = {"precision": setup.policy, "xla": setup.jit, "replicas": setup.replicas,
                "train": engine.train(model, strategy, make_train_dataset(settings, strategy),
                                      settings, settings.output_dir, verbose, setup.worker)}

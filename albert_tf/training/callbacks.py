@@ -7,9 +7,15 @@ import time
 import keras
 import tensorflow as tf
 
+from albert_tf.errors import RunStopped
 
-class TrainingDiverged(RuntimeError):
+
+class TrainingDiverged(RunStopped):
     """The loss became NaN/inf or exploded; the last good checkpoint is kept."""
+
+
+class TrainingInterrupted(RunStopped):
+    """Ctrl-C or SIGTERM stopped training; a checkpoint of the current step was saved."""
 
 
 def update_step(model):

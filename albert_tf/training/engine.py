@@ -5,15 +5,21 @@ runs the model on every example exactly once under any strategy and returns
 the outputs in example order.
 """
 
+import contextlib
+import logging
 import os
+import signal
 
 import keras
 import numpy as np
 import tensorflow as tf
 
+from albert_tf.checkpoints.weights import CheckpointError
 from albert_tf.data import distributed_dataset, eval_batches, train_batches
 from albert_tf.training.callbacks import (CheckpointSaver, DivergenceGuard, PerStepLoss,
-                                          ProgressLogger, TrainingDiverged)
+                                          ProgressLogger, TrainingDiverged, TrainingInterrupted,
+                                          update_step)
+from albert_tf.training.run_folder import CHECKPOINT_DIR, TENSORBOARD_DIR
 
 
 def checkpoint_manager(model, strategy, directory, max_to_keep=3):
@@ -45,12 +51,33 @@ def micro_batches_done(optimizer):
 
 
 def restore_latest(manager, directory):
-    """Restores the newest checkpoint in `directory`, if any; returns its update step."""
-    latest = tf.train.latest_checkpoint(directory)
-    if latest is None:
+    """Restores the newest intact checkpoint in `directory`, if any; returns its update step.
+
+    A truncated or corrupt checkpoint (a disk that filled up, a copy cut short)
+    is named in one warning and the one before it is used.
+
+    Raises:
+        CheckpointError: checkpoints exist but none can be read.
+    """
+    state = tf.train.get_checkpoint_state(directory)
+    if state is None:
         return 0
-    manager.checkpoint.restore(latest).assert_existing_objects_matched()
-    return int(manager.checkpoint.optimizer.iterations.numpy())
+    paths = list(state.all_model_checkpoint_paths) or [state.model_checkpoint_path]
+    damaged = []
+    for path in reversed(paths):
+        if not os.path.isfile(path + ".index"):  # a folder moved since (absolute paths)
+            path = os.path.join(directory, os.path.basename(path))
+        try:
+            manager.checkpoint.restore(path).assert_existing_objects_matched()
+        except (tf.errors.OpError, ValueError, AssertionError) as e:
+            reason = str(e).strip().splitlines()[0][:160] if str(e).strip() else type(e).__name__
+            logging.warning("%s: damaged or incomplete checkpoint (%s); trying the one before",
+                            path, reason)
+            damaged.append(path)
+            continue
+        return int(manager.checkpoint.optimizer.iterations.numpy())
+    raise CheckpointError(f"{directory}: no intact checkpoint ({', '.join(damaged)} cannot be "
+                          "read); move the folder away to start the run afresh")
 
 
 def planned_dataset(strategy, features, settings, batch_length):
@@ -85,10 +112,12 @@ def train(model, strategy, make_dataset, settings, output_dir, verbose=True, wor
         TrainingDiverged: the loss became NaN/inf or exploded.
     """
     accumulation = settings.accumulation_steps
-    chief_dir = os.path.join(output_dir, "checkpoints")
+    chief_dir = os.path.join(output_dir, CHECKPOINT_DIR)
     save_dir = chief_dir if worker is None else os.path.join(output_dir, f".worker-{worker}")
     manager = checkpoint_manager(model, strategy, save_dir, settings.keep_checkpoints)
     start = restore_latest(manager, chief_dir)
+    if start and verbose and worker is None:
+        print(f"resumed from step {start} of {settings.train_steps}", flush=True)
     micro_total = settings.train_steps * accumulation
     micro_start = micro_batches_done(model.optimizer) if start else 0
     if micro_start >= micro_total:
@@ -96,12 +125,17 @@ def train(model, strategy, make_dataset, settings, output_dir, verbose=True, wor
     dataset = make_dataset(micro_start)
     guard = DivergenceGuard(settings.divergence_factor)
     progress = ProgressLogger(settings.train_steps, settings.batch_size,
-                              os.path.join(output_dir, "tensorboard") if worker is None else None,
+                              os.path.join(output_dir, TENSORBOARD_DIR) if worker is None
+                              else None,
                               every=settings.log_every, verbose=verbose and worker is None)
-    callbacks = [PerStepLoss(), guard, CheckpointSaver(manager, settings.checkpoint_every, guard),
-                 progress]
-    model.fit(dataset, epochs=1, steps_per_epoch=micro_total - micro_start,
-              callbacks=callbacks, verbose=0, shuffle=False)
+    saver = CheckpointSaver(manager, settings.checkpoint_every, guard)
+    try:
+        with _sigterm_as_interrupt():
+            model.fit(dataset, epochs=1, steps_per_epoch=micro_total - micro_start,
+                      callbacks=[PerStepLoss(), guard, saver, progress], verbose=0,
+                      shuffle=False)
+    except KeyboardInterrupt:
+        raise _interrupted(model, strategy, saver, settings.train_steps) from None
     if guard.diverged is not None:
         step, loss = guard.diverged
         raise TrainingDiverged(
@@ -110,6 +144,43 @@ def train(model, strategy, make_dataset, settings, output_dir, verbose=True, wor
             "--learning_rate, raise --warmup_steps or use --precision=fp32")
     return {"step": settings.train_steps, "resumed_from": start,
             "train_examples_per_second": progress.final_throughput}
+
+
+@contextlib.contextmanager
+def _sigterm_as_interrupt():
+    """SIGTERM (a scheduler, `kill`, a preempted VM) stops training as Ctrl-C does."""
+    def interrupt(signum, frame):
+        raise KeyboardInterrupt
+
+    try:
+        previous = signal.signal(signal.SIGTERM, interrupt)
+    except ValueError:  # not the main thread: leave signals alone
+        yield
+        return
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def _interrupted(model, strategy, saver, total_steps):
+    """`TrainingInterrupted` after saving the current step (a KeyboardInterrupt
+    lands between steps: the weights and the optimizer state agree)."""
+    step = update_step(model)
+    if step == 0:
+        return TrainingInterrupted("interrupted before the first update (nothing to save); "
+                                   "run the same command again to start")
+    if isinstance(strategy, tf.distribute.MultiWorkerMirroredStrategy):
+        # Saving takes every worker; an interrupted one cannot count on the others.
+        return TrainingInterrupted(
+            f"interrupted at step {step} of {total_steps}; the run resumes from its last "
+            f"checkpoint ({saver.manager.latest_checkpoint or 'none yet'}) when started again")
+    if saver.last_saved != step:
+        saver.manager.save(checkpoint_number=step)
+        saver.last_saved = step
+    return TrainingInterrupted(f"interrupted at step {step} of {total_steps}; saved "
+                               f"{saver.manager.latest_checkpoint}. Run the same command again "
+                               "to resume from it")
 
 
 def _pad_to(array, length, fill):

@@ -14,17 +14,15 @@ import numpy as np
 
 from albert_tf import checkpoints
 from albert_tf.backbone import AlbertBackbone
-from albert_tf.config import AlbertConfig, preset_names
+from albert_tf.config import AlbertConfig, preset_names, read_json
 from albert_tf.data import padded_length
 from albert_tf.data.features import cache_key, cached
 from albert_tf.io_utils import atomic_file
 from albert_tf.checkpoints import load_tokenizer
 from albert_tf.training import engine
-from albert_tf.training.settings import SETTINGS_FILE
+from albert_tf.training.run_folder import FEATURES_DIR, MODEL_DIR, RESULTS_FILE, SETTINGS_FILE
+from albert_tf.training.settings import DEFAULT_MODEL
 from albert_tf.training.setup import start_run
-
-MODEL_DIR = "model"
-RESULTS_FILE = "eval_results.json"
 
 
 def run_tokenizer(settings):
@@ -39,51 +37,69 @@ def run_tokenizer(settings):
 
 
 def model_config(settings, checkpoint, vocabulary_size):
-    """The model's `AlbertConfig`: the checkpoint's, or `settings.model` (a preset or
-    a config file) sized to the tokenizer's vocabulary."""
+    """`(config, problem)`: the model's `AlbertConfig` (the checkpoint's, or
+    `settings.model`, a preset or a config file, sized to the tokenizer's
+    vocabulary unless the file gives its own size) and what is wrong, or None."""
+    model = settings.model or DEFAULT_MODEL
     if checkpoint is not None:
-        config = checkpoint[1]
-    elif settings.model in preset_names():
-        config = AlbertConfig.preset(settings.model, vocabulary_size=vocabulary_size)
+        config, source = checkpoint[1], checkpoint[3]
+    elif model in preset_names():
+        config, source = AlbertConfig.preset(model, vocabulary_size=vocabulary_size), model
     else:
-        config = AlbertConfig.from_json_file(settings.model).replace(
-            vocabulary_size=vocabulary_size)
+        config, source = AlbertConfig.from_json_file(model), model
+        if "vocabulary_size" not in read_json(model):
+            config = config.replace(vocabulary_size=vocabulary_size)
+    problem = None
     if config.vocabulary_size != vocabulary_size:
-        raise ValueError(f"the model's vocabulary ({config.vocabulary_size}) does not match the "
-                         f"tokenizer's ({vocabulary_size})")
-    return config
+        problem = (f"the model ({source}) has a vocabulary of {config.vocabulary_size}, the "
+                   f"tokenizer {vocabulary_size} (pass the model's own --vocab_file)")
+    return config, problem
 
 
-def build_model(task, settings, policy, vocabulary_size):
+def build_model(task, settings, policy, config, checkpoint):
     """The task model: pretrained (backbone, and head if the checkpoint has one)
-    from `settings.init_checkpoint`, or randomly initialised from `settings.model`."""
-    checkpoint = (checkpoints.read_checkpoint(settings.init_checkpoint)
-                  if settings.init_checkpoint else None)
-    config = model_config(settings, checkpoint, vocabulary_size).replace(
-        dropout=settings.dropout, attention_dropout=settings.dropout)
+    from `checkpoint`, or randomly initialised from `config`."""
+    config = config.replace(dropout=settings.dropout, attention_dropout=settings.dropout)
     backbone = AlbertBackbone(config, dtype=policy, recompute=settings.recompute)
     model = task.build_model(backbone, settings)
     if checkpoint is None:
         logging.warning("no --init_checkpoint: training %s from a random initialisation",
-                        settings.model)
+                        settings.model or DEFAULT_MODEL)
     elif checkpoints.load_task_weights(model, checkpoint):
         logging.info("%s: loaded the fine-tuned %s head too", checkpoint[3], model.head_kind)
     return model
 
 
-class Run:
-    """The state of one run: its setup (strategy, precision), tokenizer, model, batch lengths."""
+def splits_to_read(task, settings):
+    """The splits a run reads: train to train, dev to evaluate, test to predict."""
+    return ([task.train_split] if settings.do_train else []) + \
+        (list(task.eval_splits) if settings.do_eval else []) + \
+        (list(task.test_splits) if settings.do_predict else [])
 
-    def __init__(self, task, settings):
+
+class Run:
+    """The state of one run: its setup (strategy, precision), tokenizer, model, batch lengths.
+
+    Everything the user can get wrong is checked before the run starts (and
+    before its settings are saved), all problems in one message: the
+    vocabulary, the model and its positions, and every split the run will read.
+    """
+
+    def __init__(self, task, settings, verbose=True):
         task.options(settings)  # reject unknown task options before any work
-        self.task = task
+        self.task, self.settings = task, settings
+        self._examples, self._features, self._outputs = {}, {}, {}
         self.tokenizer = run_tokenizer(settings)
+        checkpoint = (checkpoints.read_checkpoint(settings.init_checkpoint)
+                      if settings.init_checkpoint else None)
+        config = self._check(checkpoint)
         self.setup = start_run(settings, SETTINGS_FILE)
         self.settings = settings = self.setup.settings
+        if verbose and self.setup.chief:
+            print(f"device: {self.setup.describe()}", flush=True)
         self.strategy = self.setup.strategy
         with self.strategy.scope():
-            self.model = build_model(task, settings, self.setup.policy,
-                                     self.tokenizer.vocabulary_size)
+            self.model = build_model(task, settings, self.setup.policy, config, checkpoint)
         self.setup.compile(self.model)
         # XLA compiles once per shape: pad to a few bucket lengths, not to multiples of 8.
         buckets = sorted({min(b, settings.max_seq_length) for b in (64, 128, 256, 384, 512)}
@@ -92,7 +108,29 @@ class Run:
             buckets = [settings.max_seq_length]
         self.batch_length = lambda lengths: padded_length(
             lengths, settings.max_seq_length, buckets=buckets)
-        self._examples, self._features, self._outputs = {}, {}, {}
+
+    def _check(self, checkpoint):
+        """The model config, once every problem of the run is known; raises
+        `ValueError` listing them all."""
+        s = self.settings
+        config, problem = model_config(s, checkpoint, self.tokenizer.vocabulary_size)
+        problems = [problem] if problem else []
+        if s.model and s.init_checkpoint:
+            problems.append("give --init_checkpoint (its model is used) or --model (a new "
+                            "model), not both")
+        if s.max_seq_length > config.max_sequence_length:
+            problems.append(f"--max_seq_length={s.max_seq_length} is more than the model's "
+                            f"{config.max_sequence_length} positions")
+        for split in splits_to_read(self.task, s):
+            try:
+                if not self.examples(split):
+                    problems.append(f"the {split} split of task {self.task.name!r} has no "
+                                    "examples")
+            except (OSError, ValueError) as e:
+                problems.append(str(e))
+        if problems:
+            raise ValueError("; ".join(problems))
+        return config
 
     @property
     def output_dir(self):
@@ -110,7 +148,7 @@ class Run:
             key = cache_key(self.task.name, split, s.data_dir, s.max_seq_length,
                             self.tokenizer.fingerprint(), sorted(s.task_options.items()),
                             len(examples))
-            path = os.path.join(s.output_dir, "features", f"{split}-{key}.npz")
+            path = os.path.join(s.output_dir, FEATURES_DIR, f"{split}-{key}.npz")
             self._features[split] = cached(path, lambda: self.task.featurize(
                 examples, self.tokenizer, s, split))
         return self._features[split]
@@ -130,7 +168,9 @@ class Run:
         result = engine.train(self.model, self.strategy, make_dataset, self.settings,
                               self.settings.output_dir, verbose, self.setup.worker)
         self._outputs.clear()
-        return {**result, "examples": len(features)}
+        trained = self.settings.train_steps * self.settings.batch_size
+        return {**result, "examples": trained, "train_set_examples": len(features),
+                "epochs": round(trained / max(len(features), 1), 2)}
 
 
 def _write_json(path, values):
@@ -152,7 +192,7 @@ def run(task, settings, verbose=True):
     prediction files, and `model/` (the fine-tuned model in albert_tf's
     format, with its vocabulary).
     """
-    current = Run(task, settings)
+    current = Run(task, settings, verbose)
     settings, setup = current.settings, current.setup
     results = {"task": task.name, "precision": setup.policy, "xla": setup.jit,
                "replicas": setup.replicas}

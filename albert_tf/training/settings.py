@@ -21,11 +21,12 @@ from albert_tf.config import read_json
 from albert_tf.settings import (NON_NEGATIVE, POSITIVE, POSITIVE_REAL, PROBABILITY, Settings,
                                 setting)
 
-SETTINGS_FILE = "settings.json"
+from albert_tf.training.run_folder import SETTINGS_FILE, has_progress  # noqa: F401
 STRATEGIES = ("auto", "one_device", "mirrored", "multi_worker", "tpu")
 PRECISIONS = ("auto", "fp32", "bf16", "fp16")
 XLA_CHOICES = ("auto", "on", "off")
 OPTIMIZERS = ("adamw", "lamb")
+DEFAULT_MODEL = "albert_base"
 RECIPE_FIELDS = ("learning_rate", "batch_size", "train_steps", "warmup_steps",
                  "max_seq_length", "dropout", "classifier_dropout")
 # Names of settings in files written before they were renamed: old -> new.
@@ -40,8 +41,9 @@ class TrainingSettings(Settings):
     init_checkpoint: str | None = setting(
         None, "A pretrained checkpoint in any format load_pretrained reads, or a published "
         "name such as albert_base_v2.")
-    model: str = setting("albert_base", "Model preset or config file, used only without "
-                         "--init_checkpoint (or with --init_from_group0).")
+    model: str | None = setting(
+        None, "Model preset or config file of a randomly initialised model (default: "
+        f"{DEFAULT_MODEL}); not with --init_checkpoint, which fixes the model.")
     vocab_file: str | None = setting(
         None, "The vocabulary (a SentencePiece .model); default: the one shipped with "
         "--init_checkpoint.")
@@ -133,16 +135,27 @@ AUTO_RESOLVED = ("precision", "xla")
 def resolve(task, overrides, config_file=None):
     """Settings for `task`: defaults, its recipe, `config_file`, then `overrides`.
 
+    A `train_steps` given without `warmup_steps` keeps the recipe's warmup share
+    (e.g. RTE's 200 of 800 steps: 25 of 100).
+
     Args:
         task: the registered task (its `recipe` supplies the recipe fields).
         overrides: settings given explicitly (e.g. flags the user set).
         config_file: optional JSON object of settings.
     """
-    values = {name: getattr(task.recipe, name) for name in RECIPE_FIELDS}
+    recipe = task.recipe
+    values = {name: getattr(recipe, name) for name in RECIPE_FIELDS}
+    given = dict(overrides)
     if config_file:
-        values.update(read_json(config_file))
-        FinetuneSettings.from_dict({**values, "task": task.name, "output_dir": "x"}, config_file)
-    values.update(overrides)
+        from_file = read_json(config_file)
+        FinetuneSettings.from_dict({**values, **from_file, "task": task.name,
+                                    "output_dir": "x"}, config_file)
+        given = {**from_file, **given}
+    values.update(given)
+    if "train_steps" in given and "warmup_steps" not in given:
+        # The recipe's warmup is a share of its steps: keep the share.
+        values["warmup_steps"] = round(recipe.warmup_steps * values["train_steps"]
+                                       / recipe.train_steps)
     values["task"] = task.name
     return FinetuneSettings.from_dict(values)
 

@@ -14,6 +14,7 @@ import keras
 from albert_tf.training.devices import (make_strategy, precision_name, resolve_precision,
                                         worker_index)
 from albert_tf.training.optimizers import create_optimizer
+from albert_tf.training.run_folder import has_progress
 from albert_tf.training.settings import AUTO_RESOLVED, load_saved
 
 
@@ -56,21 +57,27 @@ class RunSetup:
         return model
 
     def describe(self):
-        """One line: device strategy, replicas, precision and XLA."""
-        return (f"{type(self.strategy).__name__} with {self.replicas} replica(s), "
-                f"{self.policy}, XLA {'on' if self.jit else 'off'}")
+        """One line: devices, strategy, replicas, precision and XLA."""
+        import tensorflow as tf
+
+        gpus = tf.config.list_logical_devices("GPU")
+        devices = f"{len(gpus)} GPU(s)" if gpus else "CPU"
+        return (f"{devices}, {type(self.strategy).__name__} with {self.replicas} replica(s), "
+                f"precision {self.policy}, XLA {'on' if self.jit else 'off'}")
 
 
 def start_run(settings, settings_file):
     """Seeds, builds the strategy and resolves precision and XLA.
 
     A setting left at "auto" takes the choice saved in
-    `<output_dir>/<settings_file>` by an earlier start of the same run, so
+    `<output_dir>/<settings_file>` by an earlier start of the same run (one
+    that saved a checkpoint), so
     that a resumed run never switches between float32 and bfloat16 half-way
     (on a CPU `auto` measures, and a busy machine could measure otherwise).
     The chief saves the resolved settings there.
     """
-    saved = load_saved(type(settings), settings.output_dir, settings_file)
+    saved = (load_saved(type(settings), settings.output_dir, settings_file)
+             if has_progress(settings.output_dir) else None)
     if saved is not None:
         settings = settings.replace(**{name: getattr(saved, name) for name in AUTO_RESOLVED
                                        if getattr(settings, name) == "auto"})

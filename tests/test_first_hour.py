@@ -1,0 +1,142 @@
+"""What a new user meets first: problems found before any work, folders that are not
+locked by a failed start, path spellings, interrupts, damaged checkpoints."""
+
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+import cli_helpers as cli
+import tasks
+from albert_tf.training import settings as settings_lib
+
+MODULE = "albert_tf.finetune"
+
+
+def _rte_copy(tmp_path, drop=()):
+    folder = tmp_path / "RTE"
+    shutil.copytree(cli.RTE, folder)
+    for name in drop:
+        os.remove(folder / name)
+    return folder
+
+
+def test_every_problem_is_listed_before_any_work(tmp_path):
+    data = _rte_copy(tmp_path, drop=["test.tsv"])
+    small = tmp_path / "small.json"
+    small.write_text('{"vocabulary_size": 120, "num_layers": 1, "num_heads": 2, '
+                     '"hidden_dim": 8, "intermediate_dim": 8, "embedding_dim": 4, '
+                     '"max_sequence_length": 32}')
+    out = tmp_path / "run"
+    args = [a for a in cli.rte_args(out, str(small), "--do_predict") if "data_dir" not in a]
+    result = cli.run(MODULE, *args, f"--data_dir={data}")
+    line = cli.one_line_error(result)
+    assert "the model (" in line and "has a vocabulary of 120, the tokenizer 30000" in line
+    assert "--max_seq_length=64 is more than the model's 32 positions" in line
+    assert f"rte split 'test': no file {data}/test.tsv" in line
+    assert not out.exists() or not os.listdir(out)  # nothing written, nothing locked
+
+
+def test_an_empty_training_file_is_named(tmp_path):
+    data = _rte_copy(tmp_path)
+    (data / "train.tsv").write_text("index\tsentence1\tsentence2\tlabel\n")
+    result = cli.run(MODULE, *cli.rte_args(tmp_path / "run", cli.tiny_model(tmp_path)),
+                     f"--data_dir={data}")
+    assert "the train split of task 'rte' has no examples" in cli.one_line_error(result)
+
+
+def test_a_model_and_a_checkpoint_together_are_refused(tmp_path):
+    result = cli.run(MODULE, *cli.rte_args(tmp_path / "run", cli.tiny_model(tmp_path)),
+                     f"--init_checkpoint={cli.ROOT}/tests/fixtures/reference_models/tiny/hf")
+    assert "give --init_checkpoint (its model is used) or --model" in cli.one_line_error(result)
+
+
+def test_train_steps_below_the_recipes_warmup_keep_its_share():
+    rte = tasks.get("rte")  # recipe: 800 steps, 200 of them warmup
+    settings = settings_lib.resolve(rte, {"train_steps": 12, "output_dir": "x"})
+    assert (settings.train_steps, settings.warmup_steps) == (12, 3)
+    explicit = settings_lib.resolve(rte, {"train_steps": 12, "warmup_steps": 0,
+                                          "output_dir": "x"})
+    assert explicit.warmup_steps == 0
+
+
+def test_a_start_that_failed_does_not_lock_its_folder(tmp_path):
+    out, model = tmp_path / "run", cli.tiny_model(tmp_path)
+    bad = cli.run(MODULE, *[a for a in cli.rte_args(out, model) if "data_dir" not in a],
+                  f"--data_dir={tmp_path}/nowhere")
+    assert "no file" in cli.one_line_error(bad)
+    # Settings left by a start that saved no checkpoint do not hold the folder either.
+    out.mkdir(exist_ok=True)
+    (out / "settings.json").write_text('{"task": "rte", "output_dir": "x", "train_steps": 99}')
+    good = cli.run(MODULE, *cli.rte_args(out, model, "--train_steps=4"))
+    assert good.returncode == 0, good.stderr[-3000:]
+    assert cli.results(out)["train"]["step"] == 4
+
+
+def _run_in(folder, *args):
+    return subprocess.run([sys.executable, "-m", MODULE, *args], capture_output=True, text=True,
+                          timeout=300, cwd=folder, env=cli.env())
+
+
+def test_resume_does_not_depend_on_how_the_folder_is_spelled_or_where_it_is(tmp_path):
+    model = cli.tiny_model(str(tmp_path))
+    first = _run_in(tmp_path, *cli.rte_args("runs/ck", model, "--train_steps=4"))
+    assert first.returncode == 0, first.stderr[-3000:]
+    assert (tmp_path / "runs" / "ck" / "eval_results.json").exists()
+    for spelling in ("runs/ck/", "./runs/ck", str(tmp_path / "runs" / "ck")):
+        again = _run_in(tmp_path, *cli.rte_args(spelling, model, "--train_steps=4"))
+        assert again.returncode == 0, again.stderr[-3000:]
+        assert "this run is complete" in again.stdout, spelling
+    shutil.move(str(tmp_path / "runs" / "ck"), str(tmp_path / "moved"))
+    moved = _run_in(tmp_path, "--output_dir=moved", "--do_eval")
+    assert moved.returncode == 0, moved.stderr[-3000:]
+    assert "resumed from step 4 of 4" in moved.stdout
+
+
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM], ids=["ctrl-c", "sigterm"])
+def test_an_interrupt_saves_the_current_step_and_says_how_to_resume(tmp_path, signum):
+    out, model = tmp_path / "run", cli.tiny_model(tmp_path)
+    args = cli.rte_args(out, model, "--train_steps=400", "--checkpoint_every=100")
+    process = cli.start(MODULE, *args)
+    seen = []
+    # Past the first logged steps (the training loop runs), before the first save at 100.
+    for line in process.stdout:
+        seen.append(line)
+        if line.startswith("step 8/400"):
+            break
+    process.send_signal(signum)
+    output, _ = process.communicate(timeout=120)
+    output = "".join(seen) + output
+    assert process.returncode == 1, output[-3000:]
+    assert "Traceback" not in output, output[-3000:]
+    errors = [l for l in output.splitlines() if l.startswith("error: ")]
+    assert len(errors) == 1 and errors[0].startswith("error: interrupted at step "), output[-3000:]
+    step = int(errors[0].split("interrupted at step ")[1].split()[0])
+    assert 0 < step < 400 and "Run the same command again to resume" in errors[0]
+    assert (out / "checkpoints" / f"ckpt-{step}.index").exists()
+    resumed = cli.run(MODULE, *args[:-2], "--train_steps=400", "--checkpoint_every=100")
+    assert resumed.returncode == 0, resumed.stderr[-3000:]
+    assert f"resumed from step {step} of 400" in resumed.stdout
+    assert cli.results(out)["train"]["resumed_from"] == step
+
+
+def test_a_damaged_checkpoint_is_named_and_the_one_before_is_used(tmp_path, caplog):
+    from engine_helpers import toy_dataset, toy_model, toy_settings
+
+    from albert_tf.training import engine
+
+    settings = toy_settings(tmp_path, train_steps=8, checkpoint_every=4)
+    model, strategy = toy_model(settings)
+    engine.train(model, strategy, toy_dataset(strategy, settings), settings, str(tmp_path),
+                 verbose=False)
+    data = [p for p in os.listdir(tmp_path / "checkpoints") if p.startswith("ckpt-8.data")]
+    with open(tmp_path / "checkpoints" / data[0], "r+b") as f:
+        f.truncate(16)
+    fresh, strategy = toy_model(settings, seed=3)
+    manager = engine.checkpoint_manager(fresh, strategy, str(tmp_path / "checkpoints"))
+    assert engine.restore_latest(manager, str(tmp_path / "checkpoints")) == 4
+    assert "ckpt-8: damaged or incomplete checkpoint" in caplog.text
