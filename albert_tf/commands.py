@@ -22,6 +22,7 @@ COMMANDS = {
     "predict": "albert_tf.predict",
     "inspect": "albert_tf.inspect",
     "tokenizer": "albert_tf.tokenizer.__main__",
+    "download": "albert_tf.download",
 }
 
 

@@ -71,4 +71,4 @@ def test_inspect_cli_bad_model_is_one_line():
     assert result.returncode != 0
     assert result.stderr.strip().splitlines() == [
         "error: --model='albert_hueg' is neither a config file nor a preset "
-        "(albert_base, albert_large, albert_xlarge, albert_xxlarge)"]
+        "(albert_base, albert_large, albert_tiny, albert_xlarge, albert_xxlarge)"]

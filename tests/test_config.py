@@ -110,8 +110,8 @@ def test_missing_google_field_named():
 
 
 def test_presets_load():
-    assert config_lib.preset_names() == ["albert_base", "albert_large", "albert_xlarge",
-                                         "albert_xxlarge"]
+    assert config_lib.preset_names() == ["albert_base", "albert_large", "albert_tiny",
+                                         "albert_xlarge", "albert_xxlarge"]
     xxl = AlbertConfig.preset("albert_xxlarge")
     assert (xxl.hidden_dim, xxl.num_heads, xxl.intermediate_dim, xxl.num_layers) == (
         4096, 64, 16384, 12)

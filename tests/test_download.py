@@ -24,6 +24,29 @@ def test_unknown_name_lists_known():
         download.resolve("gcs:albert_base_v2")
 
 
+@pytest.mark.parametrize("name, fetcher, what", [
+    ("albert_base_v2", "fetch_hf",
+     "the Hugging Face repository albert/albert-base-v2 (https://huggingface.co/albert/"),
+    ("google:albert_base_v2", "fetch_google",
+     "https://storage.googleapis.com/albert_models/albert_base_v2.tar.gz"),
+    ("keras_hub:albert_base_en_uncased", "fetch_keras_hub",
+     "the keras-hub preset albert_base_en_uncased (from Kaggle)")])
+def test_no_network_is_one_line_naming_what_where_and_the_way_out(monkeypatch, tmp_path, name,
+                                                                  fetcher, what):
+    def offline(_):
+        raise OSError("[Errno -3] Temporary failure in name resolution\nmore detail")
+
+    monkeypatch.setattr(download, fetcher, offline)
+    monkeypatch.setenv("ALBERT_TF_CACHE", str(tmp_path))
+    with pytest.raises(CheckpointError) as raised:
+        download.resolve(name)
+    message = str(raised.value)
+    assert "\n" not in message and message.startswith(f"{name}: could not fetch {what}")
+    assert "(OSError: [Errno -3] Temporary failure in name resolution)" in message
+    assert f"the cache {tmp_path} does not hold it" in message
+    assert "pass its folder instead, e.g. --init_checkpoint=path/to/" in message
+
+
 def test_bare_name_goes_to_hugging_face(monkeypatch, tmp_path):
     calls = []
 
@@ -69,7 +92,7 @@ def test_failed_google_download_leaves_no_cache(monkeypatch, tmp_path):
 
     monkeypatch.setattr(download, "_fetch_url", fake_fetch)
     monkeypatch.setenv("ALBERT_TF_CACHE", str(tmp_path))
-    with pytest.raises(tarfile.TarError):
+    with pytest.raises(CheckpointError, match=r"could not fetch .*\(ReadError: "):
         download.resolve("google:albert_base_v2")
     assert not os.path.exists(tmp_path / "google" / "albert_base_v2")
     shutil.rmtree(tmp_path / "google")

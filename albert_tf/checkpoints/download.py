@@ -60,7 +60,26 @@ def resolve(path):
     fetchers = {"hf": fetch_hf, "google": fetch_google, "keras_hub": fetch_keras_hub}
     if source not in fetchers:
         raise CheckpointError(f"{path}: unknown source {source!r}; use one of {sorted(fetchers)}")
-    return fetchers[source](name)
+    try:
+        return fetchers[source](name)
+    except CheckpointError:
+        raise
+    except Exception as e:  # every client has its own errors: all mean "not fetched"
+        reason = (str(e).strip().splitlines() or [""])[0][:200]
+        raise CheckpointError(
+            f"{path}: could not fetch {_what(source, name)} ({type(e).__name__}: {reason}); "
+            f"the cache {cache_dir()} does not hold it either. Without network, download it "
+            "on another machine and pass its folder instead, e.g. "
+            "--init_checkpoint=path/to/albert_base_v2") from None
+
+
+def _what(source, name):
+    """What a source name stands for, as a user can fetch it by hand."""
+    if source == "hf":
+        return f"the Hugging Face repository {name} (https://huggingface.co/{name})"
+    if source == "google":
+        return GOOGLE_URL.format(name=name)
+    return f"the keras-hub preset {name} (from Kaggle)"
 
 
 def fetch_hf(repo_id):
