@@ -124,8 +124,10 @@ class ProgressLogger(keras.callbacks.Callback):
             self.bar.update(step, [*values.items(), ("ex/s", self.throughput())])
         elif self.verbose and step % self.every == 0:
             shown = "  ".join(f"{k} {v:.4f}" for k, v in values.items())
-            print(f"step {step}/{self.total_steps}  {shown}  {self.throughput():.1f} examples/s",
-                  flush=True)
+            rate = self.throughput()
+            eta = ((self.total_steps - step) * self.examples_per_step / rate) if rate else 0
+            print(f"step {step}/{self.total_steps}  {shown}  {rate:.1f} examples/s  "
+                  f"ETA {int(eta) // 60}:{int(eta) % 60:02d}", flush=True)
         if self.writer is not None and step % self.every == 0:
             lr = self.model.optimizer.learning_rate
             with self.writer.as_default(step=step):

@@ -188,8 +188,10 @@ def _pad_to(array, length, fill):
     return np.pad(array, pad, constant_values=fill)
 
 
-def predict(model, strategy, features, batch_size, batch_length):
+def predict(model, strategy, features, batch_size, batch_length, progress=None):
     """Model outputs for every example of `features`, in example order.
+
+    progress: an `albert_tf.progress.Progress` counting the examples, or None.
 
     Each global batch is split across replicas and the per-replica outputs
     are gathered from all replicas (and workers), so every example is
@@ -216,12 +218,16 @@ def predict(model, strategy, features, batch_size, batch_length):
 
     token_outputs = getattr(model, "token_outputs", ())
     collected = {}
-    for inputs, _ in dataset:
+    for batch, (inputs, _) in zip(batches, dataset):
         for name, value in step(inputs).items():
             value = keras.ops.convert_to_numpy(value)
             if name in token_outputs:
                 value = _pad_to(value, features.max_seq_length, -np.inf)
             collected.setdefault(name, []).append(value)
+        if progress is not None:
+            progress.update(int(np.sum(batch >= 0)))
+    if progress is not None:
+        progress.close()
     outputs = {k: np.concatenate(v) for k, v in collected.items()}
     index = outputs.pop("example_index")
     keep = index >= 0

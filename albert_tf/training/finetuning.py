@@ -18,6 +18,7 @@ from albert_tf.config import AlbertConfig, preset_names, read_json
 from albert_tf.data import padded_length
 from albert_tf.data.features import cache_key, cached
 from albert_tf.io_utils import atomic_file
+from albert_tf.progress import Progress
 from albert_tf.checkpoints import load_tokenizer
 from albert_tf.training import engine
 from albert_tf.training.run_folder import FEATURES_DIR, MODEL_DIR, RESULTS_FILE, SETTINGS_FILE
@@ -87,7 +88,7 @@ class Run:
 
     def __init__(self, task, settings, verbose=True):
         task.options(settings)  # reject unknown task options before any work
-        self.task, self.settings = task, settings
+        self.task, self.settings, self.verbose = task, settings, verbose
         self._examples, self._features, self._outputs = {}, {}, {}
         self.tokenizer = run_tokenizer(settings)
         checkpoint = (checkpoints.read_checkpoint(settings.init_checkpoint)
@@ -149,16 +150,27 @@ class Run:
                             self.tokenizer.fingerprint(), sorted(s.task_options.items()),
                             len(examples))
             path = os.path.join(s.output_dir, FEATURES_DIR, f"{split}-{key}.npz")
-            self._features[split] = cached(path, lambda: self.task.featurize(
-                examples, self.tokenizer, s, split))
+            self._features[split] = cached(path, lambda: self._featurize(examples, split))
         return self._features[split]
+
+    def _featurize(self, examples, split):
+        with Progress(len(examples), f"featurize {split}", "examples", interval=1e9,
+                      enabled=self._reporting()) as progress:
+            features = self.task.featurize(examples, self.tokenizer, self.settings, split)
+            progress.update(len(examples))
+        return features
+
+    def _reporting(self):
+        return self.verbose and self.setup.chief
 
     def outputs(self, split):
         """The model's outputs on every example of a split (cached until trained again)."""
         if split not in self._outputs:
+            features = self.features(split)
             self._outputs[split] = engine.predict(
-                self.model, self.strategy, self.features(split),
-                self.settings.eval_batch_size, self.batch_length)
+                self.model, self.strategy, features, self.settings.eval_batch_size,
+                self.batch_length, Progress(len(features), f"predict {split}", "examples",
+                                            enabled=self._reporting()))
         return self._outputs[split]
 
     def train(self, verbose=True):

@@ -1,0 +1,80 @@
+"""`Progress`: a bar with rate and ETA on a terminal, a line now and then in a log.
+
+For the steps of a command that take a while: training, evaluation,
+featurization. On a terminal it is a tqdm bar; when the stream is not a
+terminal (a batch job, a notebook's captured output) it prints one line every
+`interval` seconds and one at the end, so that logs stay readable.
+"""
+
+import sys
+import time
+
+
+def _duration(seconds):
+    seconds = int(round(seconds))
+    hours, rest = divmod(seconds, 3600)
+    return f"{hours}:{rest // 60:02d}:{rest % 60:02d}" if hours else f"{rest // 60}:{rest % 60:02d}"
+
+
+class Progress:
+    """Progress of `total` units of work called `what` (e.g. "evaluate dev", "examples").
+
+    Args:
+        total: the number of units, or None when unknown (no ETA then).
+        stream: where to write (default `sys.stderr`).
+        interval: seconds between lines when `stream` is not a terminal.
+        enabled: False makes every call a no-op.
+    """
+
+    def __init__(self, total, what, unit="it", stream=None, interval=30.0, enabled=True):
+        self.total, self.what, self.unit = total, what, unit
+        self.stream = stream or sys.stderr
+        self.interval, self.enabled = interval, enabled
+        self.done = 0
+        self.start = self._last = time.monotonic()
+        self._bar = None
+        if enabled and getattr(self.stream, "isatty", lambda: False)():
+            from tqdm import tqdm
+
+            self._bar = tqdm(total=total, desc=what, unit=f" {unit}", file=self.stream,
+                             dynamic_ncols=True, leave=False)
+
+    def line(self, now=None):
+        """`what: done/total unit, rate/s, ETA m:ss` (elapsed time at the end)."""
+        now = time.monotonic() if now is None else now
+        rate = self.done / max(now - self.start, 1e-9)
+        count = f"{self.done:,}/{self.total:,}" if self.total else f"{self.done:,}"
+        text = f"{self.what}: {count} {self.unit}, {rate:.1f}/s"
+        if self.total and self.done < self.total and rate > 0:
+            text += f", ETA {_duration((self.total - self.done) / rate)}"
+        elif self.total and self.done >= self.total:
+            text += f", {_duration(now - self.start)}"
+        return text
+
+    def update(self, increment=1):
+        if not self.enabled:
+            return
+        self.done += increment
+        if self._bar is not None:
+            self._bar.update(increment)
+            return
+        now = time.monotonic()
+        if now - self._last >= self.interval:
+            self._last = now
+            print(self.line(now), file=self.stream, flush=True)
+
+    def close(self):
+        if not self.enabled:
+            return
+        if self._bar is not None:
+            self._bar.close()
+        print(self.line(), file=self.stream, flush=True)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        if exc[0] is None:
+            self.close()
+        elif self._bar is not None:
+            self._bar.close()

@@ -1,0 +1,41 @@
+"""`Progress`: rate and ETA lines in logs, a bar on terminals."""
+
+import io
+
+from albert_tf.progress import Progress
+
+
+class Terminal(io.StringIO):
+    def isatty(self):
+        return True
+
+
+def test_a_log_gets_a_line_with_rate_and_eta_and_one_at_the_end(monkeypatch):
+    clock = iter([0.0, 10.0, 20.0])
+    monkeypatch.setattr("albert_tf.progress.time.monotonic", lambda: next(clock))
+    log = io.StringIO()
+    progress = Progress(300, "predict dev", "examples", stream=log, interval=5.0)
+    progress.update(100)  # t=10: a line (rate 10/s, 200 left: 20 s)
+    progress.close()  # t=20, 100 done
+    lines = log.getvalue().splitlines()
+    assert lines[0] == "predict dev: 100/300 examples, 10.0/s, ETA 0:20"
+    assert lines[1].startswith("predict dev: 100/300 examples, 5.0/s, ETA 0:40")
+
+
+def test_finished_work_reports_its_duration_and_disabled_is_silent():
+    log = io.StringIO()
+    with Progress(2, "featurize train", "examples", stream=log, interval=1e9) as progress:
+        progress.update(2)
+    assert log.getvalue().startswith("featurize train: 2/2 examples, ")
+    assert log.getvalue().rstrip().endswith(("0:00", "0:01"))
+    quiet = io.StringIO()
+    with Progress(2, "x", stream=quiet, enabled=False) as progress:
+        progress.update(2)
+    assert quiet.getvalue() == ""
+
+
+def test_a_terminal_gets_a_bar():
+    screen = Terminal()
+    with Progress(4, "predict dev", "examples", stream=screen) as progress:
+        progress.update(4)
+    assert "predict dev" in screen.getvalue() and "4/4" in screen.getvalue()
