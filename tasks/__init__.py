@@ -8,7 +8,8 @@ tools such as `tasks.squad_eval` start without importing TensorFlow.
 
 from albert_tf.registry import Registry
 
-REGISTRY = Registry("task", ("tasks.classification", "tasks.squad"))
+REGISTRY = Registry("task", ("tasks.classification", "tasks.squad", "tasks.clue",
+                             "tasks.cmrc2018"))
 register = REGISTRY.register
 get = REGISTRY.get
 names = REGISTRY.names

@@ -13,8 +13,9 @@ def tokenizer():
 
 
 def test_every_glue_task_is_registered_with_its_recipe():
-    assert tasks.names() == ["cola", "mnli", "mrpc", "qnli", "qqp", "rte", "squad", "squad_v2",
-                             "sst2", "stsb", "wnli"]
+    assert tasks.names() == ["afqmc", "cluewsc2020", "cmnli", "cmrc2018", "cola", "csl",
+                             "iflytek", "mnli", "mrpc", "ocnli", "qnli", "qqp", "rte", "squad",
+                             "squad_v2", "sst2", "stsb", "tnews", "wnli"]
     assert tasks.get("mnli").eval_splits == ("dev_matched", "dev_mismatched")
     assert tasks.get("rte").recipe.train_steps == 800
 

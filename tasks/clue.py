@@ -1,0 +1,303 @@
+"""The CLUE classification tasks: one `ClueSpec` row each, their reader, task and submissions.
+
+The reader takes CLUE's JSON-lines files as CLUE distributes them
+(`train.json`, `dev.json`, `test.json` in `--data_dir`, one object a line)
+and builds each input as CLUE's own baselines do
+(CLUEbenchmark/CLUE `baselines/models/classifier_utils.py`; OCNLI, which
+came later: `baselines/models_pytorch/classifier_pytorch/processors/clue.py`):
+
+- afqmc: sentence1, sentence2; labels "0", "1".
+- tnews: sentence; labels "100".."116" without "105" and "111" (15 classes).
+- iflytek: sentence; labels "0".."118".
+- cmnli, ocnli: sentence1, sentence2; contradiction, entailment, neutral.
+  Rows labelled "-" (no majority among the annotators) are skipped.
+- cluewsc2020: `text`, with the candidate noun (`target.span1_*`) marked
+  "_noun_" and the pronoun (`target.span2_*`) "[pronoun]" at their character
+  indices; labels "true", "false".
+- csl: the keywords joined by spaces, then the abstract; labels "0", "1".
+
+Label ids follow the baselines' label lists, so that a head fine-tuned there
+keeps its meaning. A label may be written as a string or as an integer (some
+releases of TNEWS and IFLYTEK do). The metric is accuracy. Test predictions
+are CLUE's submission files: `{task}_predict.json`, one `{"id", "label"}`
+object a line, the id being the row's position in `test.json` (from 0), as
+the baselines write them.
+"""
+
+import dataclasses
+import json
+import os
+import typing
+
+import numpy as np
+
+from albert_tf.data import Features
+from albert_tf.io_utils import atomic_file
+from albert_tf.models import AlbertClassifier
+from tasks import metrics, register
+from tasks.base import Example, Task
+from tasks.classification import encode_pairs
+
+NLI_LABELS = ("contradiction", "entailment", "neutral")
+SPLITS = ("train", "dev", "test")
+_KINDS = {str: "a string", int: "an integer", list: "an array", dict: "an object"}
+
+
+@dataclasses.dataclass(frozen=True)
+class ClueSpec:
+    """One CLUE classification task.
+
+    name: the registry name (e.g. "ocnli"); labels: label strings in id order.
+    inputs: `(row, where) -> (text_a, text_b)` for one JSON object (`text_b`
+        None for one-text tasks); `where` ("file:line") prefixes its errors.
+    pair: whether the task takes two texts (`text_b` is never None).
+    skip_label: rows of labelled splits with this label are left out.
+    input_format: how a raw input is built, for the serving description.
+    """
+
+    name: str
+    labels: tuple
+    inputs: typing.Callable
+    pair: bool
+    skip_label: str | None = None
+    input_format: str = ""
+
+    @property
+    def submission_name(self):
+        return f"{self.name}_predict.json"
+
+
+# -- Fields ---------------------------------------------------------------------
+
+def _kind(value):
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, float):
+        return "a number"
+    return _KINDS.get(type(value), "null" if value is None else type(value).__name__)
+
+
+def field(row, name, kind, where):
+    """`row[name]` of type `kind`; a missing or mistyped field names file, line and field.
+
+    `name` may be a dotted path into nested objects ("target.span1_text").
+    """
+    value = row
+    for i, key in enumerate(name.split(".")):
+        if not isinstance(value, dict):
+            raise ValueError(f"{where}: field {'.'.join(name.split('.')[:i])!r}: expected "
+                             f"an object, got {_kind(value)}")
+        if key not in value:
+            raise ValueError(f"{where}: missing field {name!r}")
+        value = value[key]
+    if not isinstance(value, kind) or isinstance(value, bool):
+        raise ValueError(f"{where}: field {name!r}: expected {_KINDS[kind]}, got "
+                         f"{_kind(value)}")
+    return value
+
+
+def _texts(name_a, name_b=None):
+    def inputs(row, where):
+        return (field(row, name_a, str, where),
+                None if name_b is None else field(row, name_b, str, where))
+    return inputs
+
+
+def _csl_inputs(row, where):
+    """The keywords joined by spaces, and the abstract (CLUE's `CslProcessor`)."""
+    keywords = field(row, "keyword", list, where)
+    for i, keyword in enumerate(keywords):
+        if not isinstance(keyword, str):
+            raise ValueError(f"{where}: field 'keyword[{i}]': expected a string, got "
+                             f"{_kind(keyword)}")
+    return " ".join(keywords), field(row, "abst", str, where)
+
+
+def _span(row, text, number, where):
+    """`(start, end)` of `target.span{number}` in `text`, checked against its text."""
+    start = field(row, f"target.span{number}_index", int, where)
+    span = field(row, f"target.span{number}_text", str, where)
+    if not span or text[start:start + len(span)] != span or start < 0:
+        raise ValueError(f"{where}: field 'target.span{number}_text': {span!r} is not at "
+                         f"character {start} of 'text' ({text[max(start, 0):][:len(span)]!r})")
+    return start, start + len(span)
+
+
+def _wsc_inputs(row, where):
+    """`text` with the noun marked `_noun_` and the pronoun `[pronoun]` (CLUE's
+    `WSCProcessor`, which inserts the marks at the spans' indices)."""
+    text = field(row, "text", str, where)
+    noun, pronoun = _span(row, text, 1, where), _span(row, text, 2, where)
+    if noun[0] < pronoun[1] and pronoun[0] < noun[1]:
+        raise ValueError(f"{where}: field 'target': span1 {noun} and span2 {pronoun} overlap")
+    marks = sorted([(noun[0], "_"), (noun[1], "_"), (pronoun[0], "["), (pronoun[1], "]")],
+                   key=lambda mark: mark[0])
+    pieces, last = [], 0
+    for at, mark in marks:
+        pieces += [text[last:at], mark]
+        last = at
+    return "".join(pieces + [text[last:]]), None
+
+
+SPECS = {spec.name: spec for spec in (
+    ClueSpec("afqmc", ("0", "1"), _texts("sentence1", "sentence2"), pair=True),
+    ClueSpec("tnews", tuple(str(100 + i) for i in range(17) if i not in (5, 11)),
+             _texts("sentence"), pair=False),
+    ClueSpec("iflytek", tuple(str(i) for i in range(119)), _texts("sentence"), pair=False),
+    ClueSpec("cmnli", NLI_LABELS, _texts("sentence1", "sentence2"), pair=True,
+             skip_label="-"),
+    ClueSpec("ocnli", NLI_LABELS, _texts("sentence1", "sentence2"), pair=True,
+             skip_label="-"),
+    ClueSpec("cluewsc2020", ("true", "false"), _wsc_inputs, pair=False,
+             input_format="the text with the noun marked _noun_ and the pronoun [pronoun]"),
+    ClueSpec("csl", ("0", "1"), _csl_inputs, pair=True,
+             input_format="text_a: the keywords joined by spaces; text_b: the abstract"),
+)}
+
+
+# -- Reading --------------------------------------------------------------------
+
+def read_rows(path):
+    """Yields `(line number, object)` of a JSON-lines file; blank lines are skipped."""
+    with open(path, "rb") as f:
+        # Bytes split on b"\n" only: a U+2028 inside a text must not end a row.
+        for line_no, raw in enumerate(f, start=1):
+            try:
+                line = raw.decode("utf-8")
+            except UnicodeDecodeError as e:
+                raise ValueError(f"{path}:{line_no}: not UTF-8 ({e.reason} at byte "
+                                 f"{e.start})") from None
+            if line_no == 1:
+                line = line.removeprefix("\ufeff")
+            if not line.strip():
+                continue
+            try:
+                row = json.loads(line.rstrip("\r\n"))
+            except json.JSONDecodeError as e:
+                raise ValueError(f"{path}:{line_no}: not JSON: {e.msg} (column {e.colno})") \
+                    from None
+            if not isinstance(row, dict):
+                raise ValueError(f"{path}:{line_no}: expected a JSON object, got {_kind(row)}")
+            yield line_no, row
+
+
+def _label(spec, row, where):
+    """The row's label as a string ("-" included); integers are read as their digits."""
+    value = row.get("label")
+    if isinstance(value, int) and not isinstance(value, bool):
+        value = str(value)
+    if not isinstance(value, str):
+        field(row, "label", str, where)  # raises: missing, or not a string
+    if value != spec.skip_label and value not in spec.labels:
+        shown = ", ".join(spec.labels) if len(spec.labels) <= 20 else \
+            f"{', '.join(spec.labels[:5])}, ..., {spec.labels[-1]} ({len(spec.labels)} labels)"
+        raise ValueError(f"{where}: field 'label': unknown label {value!r}; allowed: {shown}")
+    return value
+
+
+def read_examples(spec, data_dir, split):
+    """The `tasks.base.Example`s of one split, read from CLUE's `{split}.json`.
+
+    Labelled splits give guid "<split>-<line>" (1-based line in the file)
+    and the label string, and leave out rows labelled `spec.skip_label`;
+    "test" gives guid "<position>" (the row's place among the file's rows,
+    from 0: the submission's id) and label None.
+    Raises FileNotFoundError naming the path and split, or ValueError naming
+    the file, line and field at fault.
+    """
+    if split not in SPLITS:
+        raise ValueError(f"{spec.name} has no split {split!r}; splits: {', '.join(SPLITS)}")
+    path = os.path.join(data_dir, f"{split}.json")
+    if not os.path.isfile(path):
+        raise FileNotFoundError(f"{spec.name} split {split!r}: no file {path}")
+    examples = []
+    for position, (line_no, row) in enumerate(read_rows(path)):
+        where = f"{path}:{line_no}"
+        text_a, text_b = spec.inputs(row, where)
+        if split == "test":
+            examples.append(Example(guid=str(position), text_a=text_a, text_b=text_b))
+            continue
+        label = _label(spec, row, where)
+        if label != spec.skip_label:
+            examples.append(Example(guid=f"{split}-{line_no}", text_a=text_a, text_b=text_b,
+                                    label=label))
+    return examples
+
+
+def write_submission(spec, examples, label_ids, path):
+    """Writes CLUE's `{task}_predict.json` for the test examples, atomically.
+
+    label_ids: one predicted label id per example, in example order.
+    """
+    if len(examples) != len(label_ids):
+        raise ValueError(f"{spec.name}: {len(examples)} examples but {len(label_ids)} "
+                         "predictions")
+    lines = []
+    for example, label_id in zip(examples, label_ids):
+        index = int(label_id)
+        if not 0 <= index < len(spec.labels):
+            raise ValueError(f"{spec.name}: label id {index} is outside "
+                             f"[0, {len(spec.labels) - 1}]")
+        lines.append(json.dumps({"id": int(example.guid), "label": spec.labels[index]},
+                                ensure_ascii=False))
+    with atomic_file(path, "w", encoding="utf-8", newline="\n") as f:
+        f.write("".join(line + "\n" for line in lines))
+
+
+# -- The task -------------------------------------------------------------------
+
+class ClueTask(Task):
+    """A CLUE classification task defined by its `ClueSpec` row; `AlbertClassifier` on
+    the pooled `[CLS]` output, as `tasks.classification.GlueTask`."""
+
+    eval_splits = ("dev",)
+    test_splits = ("test",)
+
+    def __init__(self, spec):
+        self.spec = spec
+        self.name = spec.name
+        self._ids = {label: i for i, label in enumerate(spec.labels)}
+
+    def read_examples(self, data_dir, split):
+        if not data_dir:
+            raise ValueError(f"--data_dir is required for task {self.name!r} (the folder "
+                             "of its train.json, dev.json and test.json)")
+        return read_examples(self.spec, data_dir, split)
+
+    def featurize(self, examples, tokenizer, settings, split):
+        arrays, lengths = encode_pairs(examples, tokenizer, settings.max_seq_length)
+        if split in self.test_splits:
+            return Features(arrays, lengths)
+        arrays["label"] = np.array([self._ids[e.label] for e in examples], np.int32)
+        return Features(arrays, lengths, label_keys=("label",))
+
+    def build_model(self, backbone, settings):
+        return AlbertClassifier(backbone, len(self.spec.labels),
+                                dropout=settings.classifier_dropout)
+
+    def evaluate(self, run, split):
+        labels = run.features(split).arrays["label"]
+        predicted = np.argmax(run.outputs(split)["logits"], axis=-1)
+        return {"accuracy": metrics.accuracy(labels, predicted), "examples": len(labels)}
+
+    def write_predictions(self, run, split):
+        path = os.path.join(run.output_dir, self.spec.submission_name)
+        write_submission(self.spec, run.examples(split),
+                         np.argmax(run.outputs(split)["logits"], axis=-1), path)
+        return path
+
+    def serving_module(self, model, tokenizer, settings, model_dir, export_options):
+        from albert_tf.export.classification import ClassifierServing
+
+        self.check_export_options(export_options)
+        module = ClassifierServing(model, tokenizer, settings.max_seq_length, self.spec.labels,
+                                   self.spec.pair)
+        info = {"inputs": ["text_a", "text_b"] if self.spec.pair else ["text"],
+                "labels": list(self.spec.labels)}
+        if self.spec.input_format:
+            info["input_format"] = self.spec.input_format
+        return module, info
+
+
+for _spec in SPECS.values():
+    register(ClueTask(_spec))

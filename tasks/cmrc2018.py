@@ -1,0 +1,227 @@
+"""CMRC 2018 (`cmrc2018`): Chinese span-extraction reading comprehension.
+
+The data is SQuAD-format JSON (ymcui/cmrc2018 `squad-style-data/`, also
+CLUE's `cmrc2018_public`): `train.json`, `dev.json`, `trial.json` (1,002
+more labelled questions) and CLUE's unlabelled `test.json` in `--data_dir`.
+Every question has an answer, so the model is the span head and the
+windows, n-best decoding and serving are SQuAD v1.1's (`tasks.squad`),
+through the tokenizer's character offsets. The metric is the official
+script's (`tasks.cmrc2018_eval`), on every question of the split.
+
+The files are not all clean: the official dev set has 193 answers (second
+or third annotators') with `answer_start` -1, whose text is not in the
+context, and a few answers start a character or two from where
+`answer_start` says (5 in the trial set, 7 in dev). Evaluation reads answer
+texts only, so it keeps them all. Training needs a place for its answer:
+it takes the question's first answer found in the context (at its
+`answer_start`, else the occurrence nearest to it) and skips a question with
+none, logging how many it moved and skipped.
+"""
+
+import dataclasses
+import json
+import logging
+import os
+import re
+
+from albert_tf.config import read_json
+from albert_tf.io_utils import atomic_file
+from albert_tf.settings import redefault
+from tasks import cmrc2018_eval, register
+from tasks.squad import SquadOptions, SquadTask
+from tasks.squad_data import SquadExample, answer_char_span
+from tasks.squad_eval import Question
+from tasks.squad_postprocess import write_prediction_files
+
+log = logging.getLogger(__name__)
+
+SPLITS = ("train", "dev", "trial", "test")
+SUBMISSION_FILE = "cmrc2018_predict.json"  # CLUE's: question id -> answer text
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class Cmrc2018Options(SquadOptions):
+    # CLUE's CMRC 2018 baseline (models_pytorch/mrc_pytorch/run_mrc.py --max_ans_length):
+    # answers are counted in characters, and many are longer than SQuAD's.
+    max_answer_length: int = redefault(SquadOptions, "max_answer_length", 50)
+    qa_head: str = redefault(SquadOptions, "qa_head", "span")
+
+    def checks(self):
+        return (*super().checks(),
+                ("qa_head", self.qa_head == "span",
+                 "span for cmrc2018 (every question has an answer)"))
+
+
+# -- Reading --------------------------------------------------------------------
+
+_KINDS = {str: "a string", list: "an array", dict: "an object", int: "an integer"}
+
+
+def _kind(value):
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, float):
+        return "a number"
+    return _KINDS.get(type(value), "null" if value is None else type(value).__name__)
+
+
+def _get(obj, key, kind, where, default=None):
+    """`obj[key]` of type `kind` (absent: `default`, or an error if it is None)."""
+    if not isinstance(obj, dict):
+        raise ValueError(f"{where}: expected an object, got {_kind(obj)}")
+    if key not in obj:
+        if default is None:
+            raise ValueError(f"{where}: missing field {key!r}")
+        return default
+    value = obj[key]
+    if not isinstance(value, kind) or isinstance(value, bool):
+        raise ValueError(f"{where}.{key}: expected {_KINDS[kind]}, got {_kind(value)}")
+    return value
+
+
+def _read_question(qa, context, title, where):
+    answers = []
+    for n, answer in enumerate(_get(qa, "answers", list, where, default=[])):
+        at = f"{where}.answers[{n}]"
+        start = _get(answer, "answer_start", int, at)
+        if start < -1:
+            raise ValueError(f"{at}.answer_start: expected -1 or more, got {start}")
+        answers.append((_get(answer, "text", str, at), start))
+    return SquadExample(qid=_get(qa, "id", str, where), question=_get(qa, "question", str, where),
+                        context=context, answers=tuple(answers), title=title)
+
+
+def read_cmrc2018(path):
+    """The questions of a CMRC 2018 file, in file order, as `SquadExample`s.
+
+    As `tasks.squad_data.read_squad`, except that an `answer_start` may be
+    -1 (the official dev set's unplaced answers) and `answers` may be absent
+    (test sets). Raises ValueError naming the file and the field's JSON path,
+    e.g. `data[3].paragraphs[0].qas[5].answers[0]: missing field 'text'`; a
+    question id used twice is an error.
+    """
+    data = read_json(path)
+    if not isinstance(data, dict) or not isinstance(data.get("data"), list):
+        raise ValueError(f"{path}: not a SQuAD-format file: expected an object with a "
+                         "'data' array")
+    examples, seen = [], {}
+    try:
+        for i, article in enumerate(data["data"]):
+            title = _get(article, "title", str, f"data[{i}]", default="")
+            for j, paragraph in enumerate(_get(article, "paragraphs", list, f"data[{i}]")):
+                where = f"data[{i}].paragraphs[{j}]"
+                context = _get(paragraph, "context", str, where)
+                for k, qa in enumerate(_get(paragraph, "qas", list, where)):
+                    example = _read_question(qa, context, title, f"{where}.qas[{k}]")
+                    if example.qid in seen:
+                        raise ValueError(f"{where}.qas[{k}].id: {example.qid!r} is already "
+                                         f"used by {seen[example.qid]}")
+                    seen[example.qid] = f"{where}.qas[{k}]"
+                    examples.append(example)
+    except ValueError as e:
+        raise ValueError(f"{path}: {e}") from None
+    return examples
+
+
+# -- Answers for training -------------------------------------------------------
+
+def place_answer(context, text, start):
+    """`[start, end)` of an answer in its context, or None if its text is not there.
+
+    Where `answer_start` says when it is there (`squad_data.answer_char_span`:
+    the exact text, or its words with other spacing); else the occurrence of
+    the text nearest to `start` (the earlier on a tie; the first for -1).
+    """
+    span = _at_start(context, text, start)
+    if span is not None:
+        return span
+    if not text.strip():
+        return None
+    hits = [m.start() for m in re.finditer(f"(?={re.escape(text)})", context)]
+    if not hits:
+        return None
+    best = hits[0] if start < 0 else min(hits, key=lambda h: (abs(h - start), h))
+    return best, best + len(text)
+
+
+def _at_start(context, text, start):
+    return answer_char_span(context, text, start) if start >= 0 else None
+
+
+def training_examples(examples):
+    """`(examples, moved, skipped)`: each question with one answer, placed in its context.
+
+    The answer is the question's first one that `place_answer` finds;
+    `moved` counts the questions whose answer is not their first answer at
+    its own `answer_start`, `skipped` those left out (no answer text found).
+    """
+    out, moved, skipped = [], 0, 0
+    for example in examples:
+        for n, (text, start) in enumerate(example.answers):
+            span = place_answer(example.context, text, start)
+            if span is not None:
+                break
+        else:
+            skipped += 1
+            continue
+        moved += int(n > 0 or _at_start(example.context, text, start) is None)
+        out.append(dataclasses.replace(example, answers=((text, span[0]),)))
+    return out, moved, skipped
+
+
+# -- The task -------------------------------------------------------------------
+
+class Cmrc2018Task(SquadTask):
+    """SQuAD v1.1's windows, head, decoding and serving; CMRC 2018's files and metric."""
+
+    eval_splits = ("dev",)
+    test_splits = ("test",)
+    options_class = Cmrc2018Options
+
+    def __init__(self):
+        super().__init__("cmrc2018", "1.1")
+
+    def read_examples(self, data_dir, split):
+        """"train", "dev", "trial" (labelled) and "test" (CLUE's, unlabelled)."""
+        if split not in SPLITS:
+            raise ValueError(f"task {self.name!r} has no split {split!r}; splits: "
+                             f"{', '.join(SPLITS)}")
+        if not data_dir:
+            raise ValueError(f"--data_dir is required for task {self.name!r}")
+        path = os.path.join(data_dir, f"{split}.json")
+        if not os.path.isfile(path):
+            raise FileNotFoundError(f"{self.name} split {split!r}: no file {path}")
+        return read_cmrc2018(path)
+
+    def featurize(self, examples, tokenizer, settings, split):
+        if split == self.train_split:
+            total = len(examples)
+            examples, moved, skipped = training_examples(examples)
+            log.log(logging.WARNING if moved or skipped else logging.INFO,
+                    "cmrc2018 %s: %d of %d questions train on an answer placed away from "
+                    "their first answer_start; %d skipped (no answer text in the context)",
+                    split, moved, total, skipped)
+        return super().featurize(examples, tokenizer, settings, split)
+
+    def evaluate(self, run, split):
+        examples = run.examples(split)
+        predictions, nbest, _ = self.decode(examples, run.features(split), run.outputs(split),
+                                            run.settings)
+        write_prediction_files(run.output_dir, predictions, nbest)
+        questions = [Question(e.qid, [text for text, _ in e.answers]) for e in examples]
+        result = cmrc2018_eval.score_questions(questions, predictions)
+        return {"f1": result["F1"], "em": result["EM"],
+                "average": (result["EM"] + result["F1"]) * 0.5, "questions": result["TOTAL"]}
+
+    def write_predictions(self, run, split):
+        examples = run.examples(split)
+        predictions, _, _ = self.decode(examples, run.features(split), run.outputs(split),
+                                        run.settings)
+        path = os.path.join(run.output_dir, SUBMISSION_FILE)
+        with atomic_file(path, "w", encoding="utf-8") as f:
+            json.dump(predictions, f, ensure_ascii=False, indent=4)
+            f.write("\n")
+        return path
+
+
+register(Cmrc2018Task())
