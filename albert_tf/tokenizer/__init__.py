@@ -3,7 +3,8 @@
 `tokenizer_from(path, host=False)` returns the tokenizer of a local checkpoint
 folder or vocabulary file (`albert_tf.load_tokenizer` also takes published
 names); `base` defines the plug point (the tokenizer protocol and the
-registry of vocabulary types), `spm` the SentencePiece type.
+registry of vocabulary types), `spm` the SentencePiece type, `wordpiece` the
+WordPiece type (BERT's `vocab.txt`, Chinese ALBERT's).
 
 Both reproduce google-research/albert `tokenization.py` exactly (tested
 against reference ids): `preprocess_text` (collapse whitespace, `` and '' to
@@ -30,6 +31,29 @@ came from, even where normalization changed lengths:
 - Whitespace-only and empty strings give no tokens. Control characters go
   through as SentencePiece's normalizer decides (usually dropped or <unk>).
 
+WordPiece (`WordPieceTokenizer` in-graph, `HostWordPieceTokenizer` on the
+host) reproduces google-research/bert's and albert's `FullTokenizer` with a
+vocabulary file exactly (tested against reference ids; see `wordpiece_chars`
+for the one documented deviation): `BasicTokenizer` (drop control characters,
+spaces around CJK ideographs, split on whitespace, for uncased models
+`lower()` + NFD + drop accents, punctuation split), then greedy longest-match
+WordPiece with "##" continuations; a word of more than 200 characters
+(Google's limit; Hugging Face's `BertTokenizer` uses 100) or one the
+vocabulary cannot cover is one [UNK]. Offsets, in code points of the
+ORIGINAL text:
+
+- A character that lowercasing or NFD turns into one or several (É -> e,
+  İ -> i, a Hangul syllable -> its jamo) spans itself, whole, in every token
+  made from it.
+- A character that emits nothing (an accent that uncased models strip, a
+  dropped control or format character such as U+200B) belongs to the
+  character before it: "Café" in NFD form spans all five code points; one
+  after whitespace belongs to no token.
+- [UNK] spans its whole word; whitespace belongs to no token.
+- Invalid UTF-8 is read as U+FFFD, as above, which BasicTokenizer drops (the
+  ids of the reference's `errors="ignore"` decoding); offsets index the
+  decoded text.
+
 Names are imported on first use, so the training CLI starts without TensorFlow.
 """
 
@@ -46,6 +70,10 @@ _EXPORTS = {
     "preprocess_text": "albert_tf.tokenizer.normalization",
     "train_sentencepiece": "albert_tf.tokenizer.training",
     "SpmVocab": "albert_tf.tokenizer.vocab",
+    "WordPieceTokenizer": "albert_tf.tokenizer.wordpiece_layer",
+    "HostWordPieceTokenizer": "albert_tf.tokenizer.wordpiece_host",
+    "WordPieceVocab": "albert_tf.tokenizer.wordpiece_vocab",
+    "train_wordpiece": "albert_tf.tokenizer.wordpiece_training",
 }
 __all__ = sorted(_EXPORTS)
 

@@ -1,32 +1,66 @@
-"""Trains an ALBERT SentencePiece model.
+"""Trains a vocabulary: ALBERT's SentencePiece model (the default) or a BERT WordPiece one.
 
     python -m albert_tf.tokenizer train --input=FILE[,FILE...] --vocab_size=N \
         --output=PREFIX [--lowercase]
+    python -m albert_tf.tokenizer train --type=wordpiece --input=FILE[,FILE...] \
+        --vocab_size=N --output=DIR [--lowercase]
 
-Writes PREFIX.model and PREFIX.vocab (settings: `training.ALBERT_TRAINER_OPTIONS`);
-each input line goes through ALBERT's `preprocess_text` first.
+SentencePiece writes PREFIX.model and PREFIX.vocab (settings:
+`training.ALBERT_TRAINER_OPTIONS`); each input line goes through ALBERT's
+`preprocess_text` first. WordPiece writes DIR/vocab.txt ([PAD], [UNK], [CLS],
+[SEP], [MASK] first) and DIR/tokenizer_config.json (its casing), learnt from
+the words of BERT's `BasicTokenizer` (`wordpiece_training`); `--vocab_file=DIR`
+(or `albert_tf.load_tokenizer(DIR)`) reads it back.
 """
 
 import sys
 
 from absl import app, flags
 
-from albert_tf.tokenizer.training import train_sentencepiece
-from albert_tf.tokenizer.vocab import SpmVocab
-
 FLAGS = flags.FLAGS
+flags.DEFINE_enum("type", "sentencepiece", ["sentencepiece", "wordpiece"],
+                  "The vocabulary to train: ALBERT's SentencePiece model, or a BERT WordPiece "
+                  "vocab.txt (as Chinese ALBERT's).")
 flags.DEFINE_list("input", None,
                   "Comma-separated UTF-8 text files, one sentence or paragraph a line.")
 flags.DEFINE_integer("vocab_size", None, "Pieces in the model, special symbols included.")
-flags.DEFINE_string("output", None, "Output path prefix: writes PREFIX.model and PREFIX.vocab.")
-flags.DEFINE_boolean("lowercase", False, "Lowercase the text first (an uncased model).")
-flags.DEFINE_boolean("verbose", False, "Show SentencePiece's training log.")
+flags.DEFINE_string("output", None, "sentencepiece: an output path prefix (writes PREFIX.model "
+                    "and PREFIX.vocab); wordpiece: an output folder (writes vocab.txt and "
+                    "tokenizer_config.json).")
+flags.DEFINE_boolean("lowercase", False, "Lowercase the text first (an uncased model; for "
+                     "WordPiece also strip accents, BERT's do_lower_case).")
+flags.DEFINE_boolean("verbose", False, "Show the trainer's log.")
 
 COMMANDS = ("train",)
 
 
 def _fail(message):
     sys.exit(f"albert_tf.tokenizer: error: {message}")
+
+
+def train_sentencepiece():
+    from albert_tf.tokenizer.training import train_sentencepiece
+    from albert_tf.tokenizer.vocab import SpmVocab
+
+    path = train_sentencepiece(FLAGS.input, FLAGS.vocab_size, FLAGS.output,
+                               lowercase=FLAGS.lowercase, verbose=FLAGS.verbose)
+    vocab = SpmVocab(path)
+    return (f"wrote {path} ({vocab.size} pieces, special ids {vocab.special_ids}, "
+            f"{'uncased' if vocab.casing().uncased else 'cased'})")
+
+
+def train_wordpiece():
+    from albert_tf.tokenizer.wordpiece_host import HostWordPieceTokenizer
+    from albert_tf.tokenizer.wordpiece_training import train_wordpiece
+
+    path = train_wordpiece(FLAGS.input, FLAGS.vocab_size, FLAGS.output,
+                           lowercase=FLAGS.lowercase, verbose=FLAGS.verbose)
+    tok = HostWordPieceTokenizer(path, lowercase=FLAGS.lowercase)
+    return (f"wrote {path} ({tok.vocabulary_size} tokens, special ids {tok.vocab.special_ids}, "
+            f"{'uncased' if tok.lowercase else 'cased'})")
+
+
+TRAINERS = {"sentencepiece": train_sentencepiece, "wordpiece": train_wordpiece}
 
 
 def main(argv):
@@ -37,13 +71,9 @@ def main(argv):
     if missing:
         _fail(f"missing required flag(s): {', '.join(missing)}")
     try:
-        path = train_sentencepiece(FLAGS.input, FLAGS.vocab_size, FLAGS.output,
-                                   lowercase=FLAGS.lowercase, verbose=FLAGS.verbose)
-        vocab = SpmVocab(path)
+        print(TRAINERS[FLAGS.type]())
     except (OSError, ValueError) as e:
         _fail(str(e))
-    print(f"wrote {path} ({vocab.size} pieces, special ids {vocab.special_ids}, "
-          f"{'uncased' if vocab.casing().uncased else 'cased'})")
 
 
 if __name__ == "__main__":

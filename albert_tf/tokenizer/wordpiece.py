@@ -1,0 +1,40 @@
+"""WordPiece vocabularies (BERT's, and Chinese ALBERT's): `HostWordPieceTokenizer`
+and `WordPieceTokenizer`."""
+
+import os
+
+from albert_tf.tokenizer.base import VocabularyType, register
+from albert_tf.tokenizer.wordpiece_vocab import WordPieceVocab, looks_like_vocabulary
+
+
+class WordPieceType(VocabularyType):
+    name = "wordpiece"
+    file_name = "vocab.txt"
+    # Hugging Face and brightmart/albert_zh ship vocab.txt, Google's
+    # albert_*_zh tarballs vocab_chinese.txt.
+    folder_files = ("vocab.txt", "vocab_chinese.txt")
+    description = "a WordPiece vocabulary (vocab.txt with [CLS], [SEP] and [UNK] lines)"
+
+    def recognizes(self, path):
+        # UTF-8 text without NUL bytes: a SentencePiece model is never taken for one.
+        return looks_like_vocabulary(path)
+
+    def host(self, path, lowercase=None):
+        from albert_tf.tokenizer.wordpiece_host import HostWordPieceTokenizer
+
+        return HostWordPieceTokenizer(path, lowercase)
+
+    def graph(self, path, lowercase=None):
+        from albert_tf.tokenizer.wordpiece_layer import WordPieceTokenizer
+
+        return WordPieceTokenizer(path, lowercase)
+
+    def save(self, tokenizer, directory):
+        # From the tokens: a tokenizer may have been built from a token list.
+        with open(os.path.join(directory, self.file_name), "w", encoding="utf-8",
+                  newline="\n") as f:
+            f.write(WordPieceVocab(tokenizer.tokens).text())
+        return {"type": self.name, "file": self.file_name, "lowercase": bool(tokenizer.lowercase)}
+
+
+register(WordPieceType())
