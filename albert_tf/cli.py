@@ -100,7 +100,9 @@ def load_tensorflow():
 
     Native code writes them to file descriptor 2 directly, so they are caught
     there (in a temporary file) while TensorFlow starts; every other line is
-    passed on. Returns the `tensorflow` module.
+    passed on. A worker of a multi-worker run (TF_CONFIG set) only imports it:
+    collective ops must be configured before the runtime starts. Returns the
+    `tensorflow` module.
     """
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
     if "tensorflow" in sys.modules:
@@ -112,7 +114,8 @@ def load_tensorflow():
         try:
             import tensorflow as tf
 
-            tf.config.list_logical_devices()  # starts the runtime (and CUDA's probe)
+            if "TF_CONFIG" not in os.environ:
+                tf.config.list_logical_devices()  # starts the runtime (and CUDA's probe)
         finally:
             sys.stderr.flush()
             os.dup2(saved, 2)

@@ -27,7 +27,15 @@ def test_auto_precision_is_saved_resolved_and_kept_on_resume(tmp_path, monkeypat
         "mixed_bfloat16", False, "bf16", "off")
     saved = json.loads((tmp_path / file_name).read_text())
     assert (saved["precision"], saved["xla"]) == ("bf16", "off")
-    # The same run started again on a machine where bfloat16 now measures slower.
+    # Started again before it saved a checkpoint: nothing to keep, measured again.
+    monkeypatch.setattr(devices, "cpu_bf16_speedup", lambda: 0.5)
+    assert start_run(settings, file_name).policy == "float32"
+    # The run got somewhere (a checkpoint), then resumes on a machine where bfloat16 now
+    # measures slower: it keeps its choice.
+    monkeypatch.setattr(devices, "cpu_bf16_speedup", lambda: 2.0)
+    start_run(settings, file_name)
+    (tmp_path / "checkpoints").mkdir()
+    (tmp_path / "checkpoints" / "checkpoint").write_text('model_checkpoint_path: "ckpt-1"\n')
     monkeypatch.setattr(devices, "cpu_bf16_speedup", lambda: 0.5)
     assert start_run(settings, file_name).policy == "mixed_bfloat16"
     # A new run folder measures afresh.

@@ -69,7 +69,7 @@ def restore_latest(manager, directory):
             path = os.path.join(directory, os.path.basename(path))
         try:
             manager.checkpoint.restore(path).assert_existing_objects_matched()
-        except (tf.errors.OpError, ValueError, AssertionError) as e:
+        except Exception as e:  # a damaged file fails in many ways (OpError, IndexError, ...)
             reason = str(e).strip().splitlines()[0][:160] if str(e).strip() else type(e).__name__
             logging.warning("%s: damaged or incomplete checkpoint (%s); trying the one before",
                             path, reason)
