@@ -113,6 +113,18 @@ def serve(version_dir, **inputs):
     return {k: v.numpy() for k, v in outputs.items()}
 
 
+def op_types(version_dir):
+    """Every op type in a SavedModel's graph and its functions."""
+    from tensorflow.core.protobuf import saved_model_pb2
+
+    saved = saved_model_pb2.SavedModel()
+    with open(os.path.join(version_dir, "saved_model.pb"), "rb") as f:
+        saved.ParseFromString(f.read())
+    graph = saved.meta_graphs[0].graph_def
+    return {n.op for n in graph.node} | {n.op for f in graph.library.function
+                                         for n in f.node_def}
+
+
 def export_info(version_dir):
     from albert_tf.export import INFO_FILE
 

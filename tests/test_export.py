@@ -157,27 +157,18 @@ def test_saved_model_cli_lists_the_signatures(sst2):
         assert expected in out, out
 
 
-SENTENCEPIECE_OPS = {"SentencepieceOp", "SentencepieceTokenizeOp",
-                     "SentencepieceTokenizeWithOffsetsOp"}
+# TensorFlow Text's ops an English export uses: SentencePiece, and Unicode
+# normalization (the tie repair counts the characters an <unk> covers).
+TF_TEXT_OPS = {"SentencepieceOp", "SentencepieceTokenizeOp",
+               "SentencepieceTokenizeWithOffsetsOp", "NormalizeUTF8"}
 
 
-def _op_types(version_dir):
-    from tensorflow.core.protobuf import saved_model_pb2
-
-    saved = saved_model_pb2.SavedModel()
-    with open(os.path.join(version_dir, "saved_model.pb"), "rb") as f:
-        saved.ParseFromString(f.read())
-    graph = saved.meta_graphs[0].graph_def
-    return {n.op for n in graph.node} | {n.op for f in graph.library.function
-                                         for n in f.node_def}
-
-
-def test_only_sentencepiece_ops_come_from_outside_core_tensorflow(tmp_path_factory, sst2):
-    """What a model server needs besides TensorFlow: TF Text's SentencePiece ops
-    (the tensorflow/serving image builds them in)."""
+def test_only_tensorflow_text_ops_come_from_outside_core_tensorflow(tmp_path_factory, sst2):
+    """What a model server needs besides TensorFlow: TF Text's ops (the
+    tensorflow/serving model server links TensorFlow Text's op library)."""
     for path in (sst2[0], helpers.exported(tmp_path_factory, "squad")[0]):
-        extra = {op for op in _op_types(path) if not hasattr(tf.raw_ops, op)}
-        assert extra and extra <= SENTENCEPIECE_OPS, extra
+        extra = {op for op in helpers.op_types(path) if not hasattr(tf.raw_ops, op)}
+        assert extra and extra <= TF_TEXT_OPS, extra
 
 
 FRESH_PROCESS = r"""

@@ -81,6 +81,13 @@ def test_chinese_reading_comprehension_answers_with_offsets_into_the_context(tmp
         assert answer and CONTEXT[start:end] == answer
 
 
+def test_only_tensorflow_text_ops_come_from_outside_core_tensorflow(ocnli):
+    import tensorflow as tf
+
+    extra = {op for op in helpers.op_types(ocnli[-1]) if not hasattr(tf.raw_ops, op)}
+    assert extra and all(op.startswith("FastWordpiece") for op in extra), extra
+
+
 @pytest.mark.parametrize("text", ["", "！？。，", "中" * 3000, "\ud800abc"])
 def test_hostile_chinese_inputs_have_a_defined_result(ocnli, text):
     version = ocnli[-1]

@@ -1,7 +1,8 @@
 """`AlbertTokenizer`: ALBERT's tokenization as a Keras layer of TensorFlow ops.
 
 Runs in eager code, in `tf.function`, in `tf.data` and inside a SavedModel;
-gives the same ids and offsets as `HostTokenizer` and the reference (tested).
+gives the same ids and offsets as `HostTokenizer` and the reference (tested),
+ties between equal-score segmentations included (`graph_ties`).
 """
 
 import base64
@@ -10,7 +11,7 @@ import keras
 import tensorflow as tf
 import tensorflow_text as tf_text
 
-from albert_tf.tokenizer import graph_offsets, graph_ops
+from albert_tf.tokenizer import graph_offsets, graph_ops, graph_ties
 from albert_tf.tokenizer.vocab import SpmVocab
 
 
@@ -52,6 +53,7 @@ class AlbertTokenizer(keras.layers.Layer):
             self.lowercase, self._vocab.size, self._vocab.digit_comma_replacements())
         self._sentencepiece = tf_text.SentencepieceTokenizer(
             model=self._vocab.proto, out_type=tf.int32)
+        self._ties = graph_ties.TieTables.build(self._vocab.viterbi_pieces())
 
     # Vocabulary (host-side Python values).
 
@@ -62,6 +64,7 @@ class AlbertTokenizer(keras.layers.Layer):
     mask_id = property(lambda self: self._vocab.special_ids["mask"])
     vocabulary_size = property(lambda self: self._vocab.size)
     proto = property(lambda self: self._vocab.proto)
+    vocabulary_type = "sentencepiece"
 
     def id_to_piece(self, index):
         if not 0 <= int(index) < self._vocab.size:
@@ -86,7 +89,8 @@ class AlbertTokenizer(keras.layers.Layer):
     def call(self, inputs):
         scalar, strings = self._as_batch(inputs)
         text = graph_ops.normalize(strings, self._tables, self.lowercase)  # (batch,)
-        ids = graph_ops.apply_rules(self._sentencepiece.tokenize(text), self._tables)
+        ids, _, _ = self._pieces(text)
+        ids = graph_ops.apply_rules(ids, self._tables)
         return ids[0] if scalar else ids
 
     def tokenize_with_offsets(self, inputs):
@@ -102,9 +106,14 @@ class AlbertTokenizer(keras.layers.Layer):
         scalar, strings = self._as_batch(inputs)
         chars = graph_ops.Chars.decode(strings)
         emitted = graph_ops.emit(chars, self._tables, self.lowercase)
-        pieces = self._sentencepiece.tokenize_with_offsets(emitted.text)
-        result = graph_offsets.spans(chars, emitted, pieces, self._tables)
+        result = graph_offsets.spans(chars, emitted, self._pieces(emitted.text), self._tables)
         return tuple(r[0] for r in result) if scalar else result
+
+    def _pieces(self, text):
+        """SentencePiece pieces of normalized text, ties decided as the reference
+        does: `(ids, begins, ends)`, ragged (batch, None), byte offsets."""
+        return graph_ties.repair(text, self._sentencepiece.tokenize_with_offsets(text),
+                                 self._ties)
 
     # Config: the model bytes travel inside the config, base64-encoded.
 

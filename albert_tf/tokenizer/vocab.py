@@ -5,9 +5,13 @@ in-graph tokenizer receives its results as constant tables.
 """
 
 import dataclasses
+import functools
+import math
 import os
 
+import numpy as np
 import sentencepiece as spm
+from sentencepiece import sentencepiece_model_pb2
 
 UNDERLINE = "\u2581"  # SentencePiece's word-boundary mark "▁"
 SPECIAL_PIECES = {"pad": "<pad>", "unk": "<unk>", "cls": "[CLS]", "sep": "[SEP]",
@@ -22,6 +26,11 @@ UNCASED_MAX_FRACTION = 0.001
 # WHOLE means "the original piece's own span", COMMA "its last byte".
 WHOLE, COMMA = -1, -2
 
+# What the reference `sentencepiece` (0.2.x) Viterbi adds for a piece it had
+# no single-character piece for, below the lowest piece score (`kUnkPenalty`).
+UNK_PENALTY = 10.0
+_MISSING = object()
+
 
 def load_proto(proto):
     """`(bytes, source)` from a path or the serialized model; `source` names it in errors."""
@@ -34,6 +43,66 @@ def load_proto(proto):
         with open(path, "rb") as f:
             return f.read(), path
     raise TypeError(f"proto must be a path or bytes, got {type(proto).__name__}")
+
+
+@dataclasses.dataclass(frozen=True)
+class ViterbiPieces:
+    """How the reference unigram Viterbi scores each id (`graph_ties` uses it).
+
+    Measured against the `sentencepiece` Python package (0.2.x), which sums
+    path scores in float32: a normal piece adds its score; a user-defined
+    piece of n UTF-8 bytes adds float32(0.1 * (n - 1)); each character with no
+    piece of its own adds `unk_score` (consecutive ones come out as one
+    <unk>). Arrays are indexed by id, `(vocab_size,)`.
+    """
+
+    texts: tuple          # str: what the piece matches; "" if Viterbi never matches it
+    scores: np.ndarray    # float32: what the piece adds to a path score
+    margins: np.ndarray   # float32: score minus that of the piece's best split into
+    #                       several pieces (+inf for one character or "")
+    unk_id: int
+    unk_score: np.float32
+
+
+@functools.lru_cache(maxsize=4)
+def _viterbi_pieces(proto):
+    model = sentencepiece_model_pb2.ModelProto.FromString(proto)
+    kind = sentencepiece_model_pb2.ModelProto.SentencePiece
+    texts, scores = [], np.zeros(len(model.pieces), np.float32)
+    for index, piece in enumerate(model.pieces):
+        matched = piece.type in (kind.NORMAL, kind.USER_DEFINED)
+        texts.append(piece.piece if matched else "")
+        if piece.type == kind.USER_DEFINED:
+            scores[index] = 0.1 * (len(piece.piece.encode("utf-8")) - 1)
+        elif matched:
+            scores[index] = piece.score
+    normal = [p.score for p in model.pieces if p.type == kind.NORMAL]
+    unk_id = next(i for i, p in enumerate(model.pieces) if p.type == kind.UNKNOWN)
+    unk_score = np.float32(np.float32(min(normal)) - np.float32(UNK_PENALTY))
+    # Every prefix of a piece, with the piece's score where it is one (else None).
+    prefixes = {t[:k]: None for t in texts for k in range(1, len(t))}
+    prefixes.update((t, float(s)) for t, s in zip(texts, scores) if t)
+    margins = np.array([_split_margin(t, prefixes) for t in texts], np.float32)
+    return ViterbiPieces(tuple(texts), scores, margins, unk_id, unk_score)
+
+
+def _split_margin(text, prefixes):
+    """`text`'s score minus its best segmentation into two or more pieces (exact DP)."""
+    if len(text) < 2:
+        return math.inf
+    best = [-math.inf] * (len(text) + 1)
+    best[0] = 0.0
+    for start in range(len(text)):
+        here = best[start]
+        if here == -math.inf:
+            continue
+        for end in range(start + 1, len(text) + 1 - (start == 0)):
+            score = prefixes.get(text[start:end], _MISSING)
+            if score is _MISSING:
+                break
+            if score is not None and here + score > best[end]:
+                best[end] = here + score
+    return prefixes[text] - best[-1]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -98,6 +167,10 @@ class SpmVocab:
                     examples.append(piece)
             lowercase += any(c.upper() != c for c in piece)
         return CasingReport(cased, lowercase, self.size, tuple(examples))
+
+    def viterbi_pieces(self):
+        """`ViterbiPieces` of this model (computed once per model, ~0.5 s)."""
+        return _viterbi_pieces(self.proto)
 
     def resolve_lowercase(self, lowercase):
         """The lowercase flag to use: detected when None, checked when given.
