@@ -16,6 +16,8 @@ Conventions:
   inputs, and the feed-forward pre- and post-activation (2 x S x I);
   dropout masks are left out (ALBERT v2 uses no dropout).
 - Pretraining heads predict at `mlm_fraction` of the positions (15%).
+- Pre-LayerNorm blocks (`normalize_first`) cost what post-LayerNorm ones do:
+  the same LayerNorms, applied to the block inputs instead of the sums.
 """
 
 import dataclasses
@@ -46,11 +48,16 @@ def component_costs(config, seq_length, heads=False, mlm_fraction=0.15):
     ln_params = 2 * h
     attention_params = 4 * (h * h + h)
     ffn_params = h * i + i + i * h + h
+    # `embedding_projection="word"` (brightmart): only the word table is E-wide,
+    # the projection (no bias) comes before the sum, and positions, segments
+    # and the embedding LayerNorm are H-wide.
+    word = config.embedding_projection == "word"
+    d = h if word else e  # the width of the summed embeddings and their LayerNorm
     costs = {
         "embeddings": Cost(
-            params=(v + config.max_sequence_length + config.num_segments) * e,
-            activation_elements=s * e),  # the LayerNorm input
-        "projection": Cost(params=e * h + h, flops_per_token=2 * e * h,
+            params=v * e + (config.max_sequence_length + config.num_segments) * d,
+            activation_elements=s * d),  # the LayerNorm input
+        "projection": Cost(params=e * h + (0 if word else h), flops_per_token=2 * e * h,
                            activation_elements=s * e),  # its input
         "attention": Cost(
             params=plan.num_attention_modules * attention_params,
@@ -63,20 +70,24 @@ def component_costs(config, seq_length, heads=False, mlm_fraction=0.15):
             flops_per_token=calls * (4 * h * i + _GELU_FLOPS * i),
             activation_elements=calls * (s * h + 2 * s * i)),
         "layer_norms": Cost(
-            params=2 * e + ln_params * (plan.num_attention_modules + plan.num_ffn_modules),
-            flops_per_token=_LN_FLOPS * (e + 2 * calls * h),
+            params=2 * d + ln_params * (plan.num_attention_modules + plan.num_ffn_modules),
+            flops_per_token=_LN_FLOPS * (d + 2 * calls * h),
             activation_elements=calls * 2 * s * h),
         "pooler": Cost(params=h * h + h, flops_per_token=2 * h * h / s, activation_elements=h),
         "heads": Cost(),
     }
     if heads:
         p = mlm_fraction
+        # MLM: dense H->t (t = E, or H going back through the projection with
+        # "word"), LayerNorm, [H->E through the projection,] output bias
+        # (decoder tied); SOP: H->2.
+        t = h if word else e
+        back = 2 * h * e if word else 0
         costs["heads"] = Cost(
-            # MLM: dense H->E, LayerNorm, output bias (decoder tied); SOP: H->2.
-            params=h * e + e + 2 * e + v + 2 * h + 2,
-            flops_per_token=p * (2 * h * e + (_GELU_FLOPS + _LN_FLOPS) * e + 2 * e * v)
+            params=h * t + t + 2 * t + v + 2 * h + 2,
+            flops_per_token=p * (2 * h * t + (_GELU_FLOPS + _LN_FLOPS) * t + back + 2 * e * v)
             + 4 * h / s,
-            activation_elements=p * s * (h + 2 * e + v) + h)
+            activation_elements=p * s * (h + 2 * t + (e if word else 0) + v) + h)
     return costs
 
 

@@ -59,7 +59,8 @@ class AlbertBackbone(keras.Model):
             hidden_dim=config.hidden_dim, max_sequence_length=config.max_sequence_length,
             num_segments=config.num_segments, dropout=config.dropout,
             layer_norm_epsilon=config.layer_norm_epsilon,
-            initializer_range=config.initializer_range, dtype=dtype, name="embeddings")
+            initializer_range=config.initializer_range,
+            embedding_projection=config.embedding_projection, dtype=dtype, name="embeddings")
         self.encoder = AlbertEncoder(config, sharing_plan(config), recompute=recompute,
                                      dtype=dtype, name="encoder")
         self.pooler = keras.layers.Dense(

@@ -2,7 +2,9 @@
 
 Google's `albert_config.json` and Hugging Face's `config.json` use other
 names for the same things; each is translated here, in one function pair:
-`from_google_json` / `to_google_json` and `from_hf_json` / `to_hf_json`.
+`from_google_json` / `to_google_json` and `from_hf_json` / `to_hf_json`;
+brightmart/albert_zh's `albert_config_*.json` is read by `from_brightmart_json`
+(nothing writes it).
 """
 
 import dataclasses
@@ -11,6 +13,7 @@ import os
 
 SHARING_MODES = ("all", "attention", "ffn", "none")
 ACTIVATIONS = ("gelu_approximate", "gelu", "relu")
+EMBEDDING_PROJECTIONS = ("summed", "word")
 
 _PRESET_DIR = os.path.join(os.path.dirname(os.path.dirname(__file__)), "configs", "models")
 
@@ -27,6 +30,18 @@ class AlbertConfig:
     layers of one group share: `"all"` (ALBERT), `"attention"` (attention
     shared, feed-forward per layer), `"ffn"` (feed-forward shared, attention
     per layer) or `"none"` (BERT-like, every layer its own weights).
+
+    Two variants released Chinese checkpoints use (brightmart/albert_zh):
+    `embedding_projection` says what the E -> H projection is applied to:
+    `"summed"` (Google, Hugging Face: word, segment and position embeddings
+    of size E are summed, LayerNorm over E, then a dense E -> H with bias) or
+    `"word"` (brightmart: only the word embedding is of size E, projected
+    by an E -> H matrix without bias; segment and position embeddings are of
+    size H, LayerNorm over H; the MLM head's transform is then H -> H and
+    its logits go back through the projection before the tied word
+    embeddings). `normalize_first` (keras-hub's name): pre-LayerNorm blocks,
+    `x + f(LayerNorm(x))` (brightmart's `ln_type` "preln"), instead of
+    post-LayerNorm `LayerNorm(x + f(x))`.
     """
 
     vocabulary_size: int = 30000
@@ -45,6 +60,8 @@ class AlbertConfig:
     activation: str = "gelu_approximate"
     layer_norm_epsilon: float = 1e-12
     initializer_range: float = 0.02
+    embedding_projection: str = "summed"
+    normalize_first: bool = False
 
     def __post_init__(self):
         for name in ("vocabulary_size", "num_layers", "num_heads", "hidden_dim",
@@ -79,6 +96,13 @@ class AlbertConfig:
         if self.activation not in ACTIVATIONS:
             raise ValueError(
                 f"AlbertConfig.activation must be one of {ACTIVATIONS}, got {self.activation!r}")
+        if self.embedding_projection not in EMBEDDING_PROJECTIONS:
+            raise ValueError(
+                f"AlbertConfig.embedding_projection must be one of {EMBEDDING_PROJECTIONS}, "
+                f"got {self.embedding_projection!r}")
+        if not isinstance(self.normalize_first, bool):
+            raise ValueError(
+                f"AlbertConfig.normalize_first must be true or false, got {self.normalize_first!r}")
 
     @property
     def head_dim(self):
@@ -167,7 +191,7 @@ def _check_supported(values, source, unsupported):
 # approximation; Hugging Face: exact erf, "gelu_new" being the approximation)
 # and in the extras each adds.
 _GOOGLE_ACTIVATIONS = {"gelu": "gelu_approximate", "relu": "relu"}
-_GOOGLE_UNSUPPORTED = {"net_structure_type": (0,), "gap_size": (0,),
+_GOOGLE_UNSUPPORTED = {"net_structure_type": (0,), "gap_size": (0,), "num_memory_blocks": (0,),
                        "down_scale_factor": (1, 1.0), "layers_to_keep": ([],)}
 _HF_ACTIVATIONS = {"gelu_new": "gelu_approximate", "gelu_pytorch_tanh": "gelu_approximate",
                    "gelu": "gelu", "relu": "relu"}
@@ -205,8 +229,22 @@ def _from_bert_names(values, source, activations, default_activation, unsupporte
         raise ValueError(f"{source}: {e}") from None
 
 
+def _check_standard_variant(config, format_name):
+    """Google's and Hugging Face's ALBERT have neither brightmart variant."""
+    if config.embedding_projection != "summed":
+        raise ValueError(
+            f"embedding_projection={config.embedding_projection!r} (brightmart's embedding "
+            f"layout) cannot be written in the {format_name} format, whose model projects the "
+            "summed embeddings; save with albert_tf.save_pretrained instead")
+    if config.normalize_first:
+        raise ValueError(
+            f"normalize_first=True (pre-LayerNorm blocks) cannot be written in the {format_name} "
+            "format, whose blocks are post-LayerNorm; save with albert_tf.save_pretrained instead")
+
+
 def _to_bert_names(config, format_name, activations):
     """The BERT-style fields of `config` (`activations`: ours -> theirs)."""
+    _check_standard_variant(config, format_name)
     return {
         "vocab_size": config.vocabulary_size,
         "embedding_size": config.embedding_dim,
@@ -252,3 +290,23 @@ def to_hf_json(config, architecture="AlbertForPreTraining"):
             **_to_bert_names(config, "Hugging Face", activations),
             "layer_norm_eps": config.layer_norm_epsilon, "position_embedding_type": "absolute",
             "pad_token_id": 0, "bos_token_id": 2, "eos_token_id": 3}
+
+
+# brightmart/albert_zh's `albert_config_*.json`: BERT's names plus `ln_type`
+# ("postln", or "preln" for pre-LayerNorm blocks; absent means postln), no
+# group fields (one shared layer), and "gelu" the tanh approximation (its
+# `modeling.py` copies BERT's). Its `pooler_*` and `directionality` fields are
+# BERT's unused leftovers.
+_BRIGHTMART_LN_TYPES = {"postln": False, None: False, "preln": True}
+_BRIGHTMART_UNSUPPORTED = {"num_hidden_groups": (1,), "inner_group_num": (1,)}
+
+
+def from_brightmart_json(values, source="albert_config.json"):
+    """AlbertConfig from the dict of brightmart/albert_zh's `albert_config_*.json`."""
+    ln_type = values.get("ln_type")
+    if ln_type not in _BRIGHTMART_LN_TYPES:
+        raise ValueError(f"{source}: ln_type={ln_type!r} is not supported "
+                         "(supported: 'postln', 'preln')")
+    config = _from_bert_names(values, source, _GOOGLE_ACTIVATIONS, "gelu", _BRIGHTMART_UNSUPPORTED)
+    return config.replace(embedding_projection="word",
+                          normalize_first=_BRIGHTMART_LN_TYPES[ln_type])

@@ -5,8 +5,9 @@
 | format | files |
 |---|---|
 | albert_tf | `albert_tf_config.json`, `model.safetensors` |
-| Google TF1 | `albert_config.json`, `model.ckpt*.index` / `.data-*` (folder or prefix) |
-| Hugging Face | `config.json` (model_type "albert"), `model.safetensors` |
+| Google TF1 | `albert_config.json`, `*.ckpt*.index` / `.data-*` (folder or prefix) |
+| brightmart | `albert_config_*.json`, `albert_model.ckpt.*` with `word_embeddings_2` |
+| Hugging Face | `config.json` (model_type "albert"), `model.safetensors` or `pytorch_model.bin` |
 | keras-hub | `config.json` (class_name "AlbertBackbone"), `model.weights.h5` |
 
 `path` may also name a published checkpoint (see `albert_tf.checkpoints.download`).
@@ -19,7 +20,7 @@ import re
 import numpy as np
 
 from albert_tf.backbone import AlbertBackbone
-from albert_tf.checkpoints import download, google, hf, keras_hub, native
+from albert_tf.checkpoints import brightmart, download, google, hf, keras_hub, native
 from albert_tf.checkpoints.weights import CheckpointError, assign, model_variables
 from albert_tf.io_utils import atomic_directory
 from albert_tf.models.pretraining import AlbertPretrainingModel
@@ -29,7 +30,8 @@ __all__ = ["CheckpointError", "detect_format", "export_hf", "init_from_group0", 
            "load_pretrained", "load_task_weights", "load_weights", "read_checkpoint",
            "save_pretrained"]
 
-_FORMATS = {"albert_tf": native, "google": google, "hf": hf, "keras_hub": keras_hub}
+_FORMATS = {"albert_tf": native, "google": google, "brightmart": brightmart, "hf": hf,
+            "keras_hub": keras_hub}
 _BACKBONE_PREFIXES = ("embeddings/", "attention_", "ffn_", "pooler/")
 
 
@@ -39,21 +41,27 @@ def detect_format(path):
         if native.is_native_dir(path):
             return "albert_tf"
         if google.is_checkpoint_dir(path):
-            return "google"
+            return _tf1_layout(google.checkpoint_prefix(path))
         if hf.is_hf_dir(path):
             return "hf"
         if keras_hub.is_preset_dir(path):
             return "keras_hub"
         raise CheckpointError(
             f"{path}: not a known checkpoint folder. Expected one of: albert_tf "
-            f"({native.CONFIG_FILE}), Google TF1 ({google.CONFIG_FILE} + model.ckpt*.index), "
-            f"Hugging Face ({hf.CONFIG_FILE} with model_type 'albert' + {hf.WEIGHTS_FILE}), "
+            f"({native.CONFIG_FILE}), Google TF1 or brightmart ({google.CONFIG_FILE} or "
+            "albert_config_*.json + *.ckpt*.index), "
+            f"Hugging Face ({hf.CONFIG_FILE} with model_type 'albert' + {hf.WEIGHTS_FILE} or "
+            f"{hf.BIN_FILE}), "
             f"keras-hub ({keras_hub.CONFIG_FILE} with class_name 'AlbertBackbone' + "
             f"{keras_hub.WEIGHTS_FILE}). Found: {sorted(os.listdir(path))[:20]}")
-    if os.path.isfile(path + ".index") and os.path.isfile(
-            os.path.join(os.path.dirname(path), google.CONFIG_FILE)):
-        return "google"
+    if os.path.isfile(path + ".index") and google.find_config(os.path.dirname(path) or "."):
+        return _tf1_layout(path)
     raise CheckpointError(f"{path}: no such checkpoint folder or TF1 checkpoint prefix")
+
+
+def _tf1_layout(prefix):
+    """A TF1 checkpoint is brightmart's own layout or Google's, by its variables."""
+    return "brightmart" if brightmart.is_brightmart(prefix) else "google"
 
 
 def read_checkpoint(path):

@@ -3,13 +3,17 @@
 A checkpoint name has a source prefix:
 
 - `hf:<repo_id>`, e.g. `hf:albert/albert-base-v2` (Hugging Face hub; the
-  safetensors weights, config and SentencePiece model only);
+  weights, config and vocabulary only);
 - `google:<name>`, e.g. `google:albert_base_v2` (Google's tar.gz release);
-- `keras_hub:<preset>`, e.g. `keras_hub:albert_base_en_uncased` (Kaggle).
+- `keras_hub:<preset>`, e.g. `keras_hub:albert_base_en_uncased` (Kaggle);
+- `brightmart:<name>`, e.g. `brightmart:albert_tiny` (brightmart/albert_zh's zip).
 
-A bare name from `PUBLISHED` (e.g. `albert_base_v2`) means its Hugging Face
-repository. Local paths are returned unchanged. The cache lives in
-`$ALBERT_TF_CACHE` (default `~/.cache/albert_tf`).
+A bare name from `PUBLISHED` (e.g. `albert_base_v2`, `albert_base_zh`,
+`albert_chinese_tiny`) stands for one of those. Hugging Face repositories
+that hold no safetensors (many Chinese ones) are fetched with their
+`pytorch_model.bin`, which albert_tf reads without PyTorch. Local paths are
+returned unchanged. The cache lives in `$ALBERT_TF_CACHE` (default
+`~/.cache/albert_tf`).
 """
 
 import os
@@ -17,20 +21,42 @@ import shutil
 import tarfile
 import tempfile
 import urllib.request
+import zipfile
 
 from albert_tf.checkpoints.weights import CheckpointError
 from albert_tf.io_utils import atomic_directory
 from albert_tf.tokenizer.base import vocabulary_file_names
 
 GOOGLE_URL = "https://storage.googleapis.com/albert_models/{name}.tar.gz"
-# Bare names: the Hugging Face repository of each released model.
+BRIGHTMART_URL = "https://storage.googleapis.com/albert_zh/{name}.zip"
+# Bare names: `source:name` of each released model.
 PUBLISHED = {
-    f"albert_{size}_{version}": f"albert/albert-{size}-{version}"
-    for size in ("base", "large", "xlarge", "xxlarge") for version in ("v1", "v2")
+    **{f"albert_{size}_{version}": f"hf:albert/albert-{size}-{version}"
+       for size in ("base", "large", "xlarge", "xxlarge") for version in ("v1", "v2")},
+    # Google's Chinese releases (model.ckpt-best, vocab_chinese.txt).
+    **{f"albert_{size}_zh": f"google:albert_{size}_zh"
+       for size in ("base", "large", "xlarge", "xxlarge")},
+    # brightmart/albert_zh's own zips (its albert_large_zh is reached as
+    # brightmart:albert_large_zh: the bare name is Google's).
+    "albert_tiny_zh": "brightmart:albert_tiny",
+    "albert_tiny_google_zh": "brightmart:albert_tiny_zh_google",
+    "albert_small_google_zh": "brightmart:albert_small_zh_google",
+    # Hugging Face conversions of brightmart/albert_zh (pytorch_model.bin, vocab.txt);
+    # clue/albert_chinese_{tiny,small} hold the same models under hf:clue/...
+    **{f"albert_chinese_{size}": f"hf:voidful/albert_chinese_{size}"
+       for size in ("tiny", "small", "base", "large", "xlarge", "xxlarge")},
+    # Pretrained by UER on CLUECorpusSmall, and by CKIP Lab (traditional Chinese).
+    **{f"albert_{size}_chinese_cluecorpussmall":
+       f"hf:uer/albert-{size}-chinese-cluecorpussmall" for size in ("base", "large")},
+    **{f"ckiplab_albert_{size}_chinese": f"hf:ckiplab/albert-{size}-chinese"
+       for size in ("tiny", "base")},
 }
 # The weights and config; the vocabulary files come from `albert_tf.tokenizer`.
 HF_PATTERNS = ["config.json", "model.safetensors", "model.safetensors.index.json",
                "model-*.safetensors", "tokenizer_config.json"]
+# Fetched only when a repository has no safetensors.
+HF_TORCH_PATTERNS = ["pytorch_model.bin", "pytorch_model.bin.index.json",
+                     "pytorch_model-*.bin"]
 
 
 def cache_dir():
@@ -38,7 +64,7 @@ def cache_dir():
                                                           "albert_tf"))
 
 
-SOURCES = ("hf", "google", "keras_hub")
+SOURCES = ("hf", "google", "keras_hub", "brightmart")
 
 
 def is_published_name(path):
@@ -52,12 +78,14 @@ def resolve(path):
         return path
     source, sep, name = path.partition(":")
     if not sep and path in PUBLISHED:
-        source, name = "hf", PUBLISHED[path]
+        source, _, name = PUBLISHED[path].partition(":")
     elif not sep:
         raise CheckpointError(
             f"{path}: no such file or folder, and not a published checkpoint name "
-            f"(known: {sorted(PUBLISHED)}, or prefix a name with hf:, google: or keras_hub:)")
-    fetchers = {"hf": fetch_hf, "google": fetch_google, "keras_hub": fetch_keras_hub}
+            f"(known: {sorted(PUBLISHED)}, or prefix a name with hf:, google:, "
+            "keras_hub: or brightmart:)")
+    fetchers = {"hf": fetch_hf, "google": fetch_google, "keras_hub": fetch_keras_hub,
+                "brightmart": fetch_brightmart}
     if source not in fetchers:
         raise CheckpointError(f"{path}: unknown source {source!r}; use one of {sorted(fetchers)}")
     try:
@@ -79,15 +107,26 @@ def _what(source, name):
         return f"the Hugging Face repository {name} (https://huggingface.co/{name})"
     if source == "google":
         return GOOGLE_URL.format(name=name)
+    if source == "brightmart":
+        return BRIGHTMART_URL.format(name=name)
     return f"the keras-hub preset {name} (from Kaggle)"
 
 
 def fetch_hf(repo_id):
     import huggingface_hub  # Only needed to download.
 
-    return huggingface_hub.snapshot_download(
-        repo_id=repo_id, allow_patterns=HF_PATTERNS + vocabulary_file_names(),
-        cache_dir=os.path.join(cache_dir(), "hf"))
+    def snapshot(patterns):
+        return huggingface_hub.snapshot_download(
+            repo_id=repo_id, allow_patterns=patterns, cache_dir=os.path.join(cache_dir(), "hf"))
+
+    folder = snapshot(HF_PATTERNS + vocabulary_file_names())
+    if not any(f.endswith(".safetensors") for f in _listing(folder)):
+        folder = snapshot(HF_TORCH_PATTERNS)  # the same snapshot folder, the .bin added
+    return folder
+
+
+def _listing(folder):
+    return os.listdir(folder) if os.path.isdir(folder) else []
 
 
 def _fetch_url(url, destination):
@@ -105,6 +144,22 @@ def fetch_google(name):
             with atomic_directory(target) as unpacked, tarfile.open(archive) as tar:
                 tar.extractall(unpacked, filter="data")
     return _folder_with(target, "albert_config.json")
+
+
+def fetch_brightmart(name):
+    """Downloads and unpacks brightmart/albert_zh's `<name>.zip`; returns its model folder."""
+    target = os.path.join(cache_dir(), "brightmart", name)
+    if not os.path.isdir(target):
+        with tempfile.TemporaryDirectory() as tmp:
+            archive = os.path.join(tmp, f"{name}.zip")
+            _fetch_url(BRIGHTMART_URL.format(name=name), archive)
+            # zipfile drops absolute and ".." parts of member names.
+            with atomic_directory(target) as unpacked, zipfile.ZipFile(archive) as zipped:
+                zipped.extractall(unpacked)
+    for folder, _, files in os.walk(target):
+        if any(f.endswith(".index") and ".ckpt" in f for f in files):
+            return folder
+    raise CheckpointError(f"{target}: the download holds no TF1 checkpoint (*.ckpt*.index)")
 
 
 def _folder_with(root, filename):

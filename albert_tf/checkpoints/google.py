@@ -105,12 +105,26 @@ def skip(key, heads):
     return not heads and key.startswith("cls/")
 
 
+def find_config(folder):
+    """The config file of a TF1 checkpoint folder, or None.
+
+    Google's releases name it `albert_config.json`; brightmart/albert_zh's
+    `albert_config_<size>.json` (also for its Google-layout `*_google` ones).
+    """
+    exact = os.path.join(folder, CONFIG_FILE)
+    if os.path.isfile(exact):
+        return exact
+    named = sorted(glob.glob(os.path.join(folder, "albert_config*.json")))
+    return named[0] if len(named) == 1 else None
+
+
 def is_checkpoint_dir(path):
-    return os.path.isfile(os.path.join(path, CONFIG_FILE)) and bool(_index_files(path))
+    return find_config(path) is not None and bool(_index_files(path))
 
 
 def _index_files(path):
-    return sorted(glob.glob(os.path.join(path, "*.index")))
+    # Any TF1 prefix: model.ckpt, model.ckpt-best (albert_*_zh), albert_model.ckpt.
+    return sorted(glob.glob(os.path.join(path, "*.ckpt*.index")))
 
 
 def checkpoint_prefix(path):
@@ -122,26 +136,47 @@ def checkpoint_prefix(path):
     if len(indexes) == 1:
         return indexes[0][: -len(".index")]
     if not indexes:
-        raise CheckpointError(f"{path}: no TF1 checkpoint (*.index) found beside {CONFIG_FILE}")
+        raise CheckpointError(f"{path}: no TF1 checkpoint (*.ckpt*.index) found beside "
+                              f"{CONFIG_FILE}")
     raise CheckpointError(
         f"{path}: several checkpoints {[os.path.basename(i) for i in indexes]} and no "
         "'checkpoint' file naming one; pass the prefix of the one you want "
         "(e.g. .../model.ckpt-best)")
 
 
-def read(path):
-    """(AlbertConfig, {name: array}) from a folder or a checkpoint prefix."""
+def locate(path):
+    """(config file, checkpoint prefix) of a TF1 folder or prefix."""
     if os.path.isdir(path):
         folder, prefix = path, checkpoint_prefix(path)
     else:
         folder, prefix = os.path.dirname(path), path
-    config_path = os.path.join(folder, CONFIG_FILE)
-    config = config_lib.from_google_json(config_lib.read_json(config_path), source=config_path)
+    config_path = find_config(folder)
+    if config_path is None:
+        raise CheckpointError(f"{folder}: no {CONFIG_FILE} (or one albert_config*.json) beside "
+                              f"the checkpoint {prefix}")
+    return config_path, prefix
+
+
+def variable_names(prefix):
+    try:
+        return set(tf.train.load_checkpoint(prefix).get_variable_to_shape_map())
+    except (tf.errors.OpError, ValueError) as e:
+        raise CheckpointError(f"{prefix}: cannot read TF1 checkpoint: {e}") from None
+
+
+def read_tensors(prefix):
+    """{name: array} of a TF1 checkpoint, without training state."""
     try:
         reader = tf.train.load_checkpoint(prefix)
     except (tf.errors.OpError, ValueError) as e:
         raise CheckpointError(f"{prefix}: cannot read TF1 checkpoint: {e}") from None
     names = reader.get_variable_to_shape_map()
     # Optimizer slots can be as large as the model: never read them.
-    tensors = {n: reader.get_tensor(n) for n in names if not _TRAINING_STATE.search(n)}
-    return config, tensors, prefix
+    return {n: reader.get_tensor(n) for n in names if not _TRAINING_STATE.search(n)}
+
+
+def read(path):
+    """(AlbertConfig, {name: array}, prefix) from a folder or a checkpoint prefix."""
+    config_path, prefix = locate(path)
+    config = config_lib.from_google_json(config_lib.read_json(config_path), source=config_path)
+    return config, read_tensors(prefix), prefix

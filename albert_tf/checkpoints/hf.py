@@ -1,4 +1,7 @@
-"""Hugging Face `transformers` ALBERT folders (`config.json` + safetensors).
+"""Hugging Face `transformers` ALBERT folders (`config.json` + weights).
+
+Weights: `model.safetensors` (or its sharded index), else `pytorch_model.bin`
+(or its sharded index), read without PyTorch by `torch_bin`.
 
 Keys as `AlbertForPreTraining` saves them (`albert.embeddings.*`,
 `albert.encoder.albert_layer_groups.{g}.albert_layers.{k}.*`, `predictions.*`,
@@ -13,12 +16,15 @@ import numpy as np
 from safetensors.numpy import load_file, save_file
 
 from albert_tf import config as config_lib
+from albert_tf.checkpoints import torch_bin
 from albert_tf.checkpoints.weights import (ATTENTION_PARTS, FFN_PARTS, CheckpointError, Entry,
                                            from_ours, group_layout_blocks)
 
 CONFIG_FILE = "config.json"
 WEIGHTS_FILE = "model.safetensors"
 INDEX_FILE = "model.safetensors.index.json"
+BIN_FILE = "pytorch_model.bin"
+BIN_INDEX_FILE = "pytorch_model.bin.index.json"
 PREFIX = "albert."
 
 _ATTENTION_KEYS = {"query": "attention.query", "key": "attention.key",
@@ -28,9 +34,11 @@ _FFN_KEYS = {"intermediate": "ffn", "output": "ffn_output",
              "layer_norm": "full_layer_layer_norm"}
 _LEAF = {"kernel": ("weight", "transpose"), "bias": ("bias", "same"),
          "gamma": ("weight", "same"), "beta": ("bias", "same")}
-# Buffers and tied copies that carry no weights of their own.
-_DERIVED = ("embeddings.position_ids", "embeddings.token_type_ids",
-            "predictions.decoder.weight", "predictions.decoder.bias")
+# Buffers and tied copies that carry no weights of their own (`read` checks
+# that the tied copies equal what they are tied to).
+_TIED = {"predictions.decoder.weight": "embeddings.word_embeddings.weight",
+         "predictions.decoder.bias": "predictions.bias"}
+_DERIVED = ("embeddings.position_ids", "embeddings.token_type_ids", *_TIED)
 _TASK_HEADS = ("classifier.", "qa_outputs.")
 
 
@@ -104,21 +112,38 @@ def is_hf_dir(path):
     return isinstance(values, dict) and values.get("model_type") == "albert"
 
 
+def _shards(path, index):
+    with open(os.path.join(path, index), encoding="utf-8") as f:
+        return [os.path.join(path, s) for s in sorted(set(json.load(f)["weight_map"].values()))]
+
+
 def _weight_files(path):
-    single = os.path.join(path, WEIGHTS_FILE)
-    if os.path.isfile(single):
-        return [single]
-    index = os.path.join(path, INDEX_FILE)
-    if os.path.isfile(index):
-        with open(index, encoding="utf-8") as f:
-            shards = sorted(set(json.load(f)["weight_map"].values()))
-        return [os.path.join(path, s) for s in shards]
-    if os.path.isfile(os.path.join(path, "pytorch_model.bin")):
-        raise CheckpointError(
-            f"{path}: has only pytorch_model.bin; albert_tf reads safetensors. Convert it with "
-            "transformers (AlbertForPreTraining.from_pretrained(p).save_pretrained(out, "
-            "safe_serialization=True)) or download the repository's model.safetensors")
-    raise CheckpointError(f"{path}: no {WEIGHTS_FILE} or {INDEX_FILE}")
+    """The weight files of folder `path`: safetensors preferred, else PyTorch's."""
+    for single, index in ((WEIGHTS_FILE, INDEX_FILE), (BIN_FILE, BIN_INDEX_FILE)):
+        if os.path.isfile(os.path.join(path, single)):
+            return [os.path.join(path, single)]
+        if os.path.isfile(os.path.join(path, index)):
+            return _shards(path, index)
+    raise CheckpointError(f"{path}: no {WEIGHTS_FILE}, {INDEX_FILE}, {BIN_FILE} or "
+                          f"{BIN_INDEX_FILE}")
+
+
+def _load(file):
+    if file.endswith(".bin"):
+        return torch_bin.read_state_dict(file)
+    try:
+        return load_file(file)
+    except Exception as e:  # safetensors raises its own error types
+        raise CheckpointError(f"{file}: cannot read safetensors: {e}") from None
+
+
+def _check_ties(tensors, path):
+    """A tied copy (skipped when loading) must equal the tensor it is tied to."""
+    for copy, original in _TIED.items():
+        if copy in tensors and original in tensors and not np.array_equal(
+                np.asarray(tensors[copy]), np.asarray(tensors[original])):
+            raise CheckpointError(f"{path}: {copy} should be tied to {original} but differs "
+                                  "from it; the checkpoint is inconsistent")
 
 
 def read(path):
@@ -126,12 +151,9 @@ def read(path):
     config = config_lib.from_hf_json(config_lib.read_json(config_path), source=config_path)
     tensors = {}
     for file in _weight_files(path):
-        try:
-            loaded = load_file(file)
-        except Exception as e:  # safetensors raises its own error types
-            raise CheckpointError(f"{file}: cannot read safetensors: {e}") from None
-        for key, value in loaded.items():
+        for key, value in _load(file).items():
             tensors[key[len(PREFIX):] if key.startswith(PREFIX) else key] = value
+    _check_ties(tensors, path)
     return config, tensors, path
 
 

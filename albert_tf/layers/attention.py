@@ -1,4 +1,4 @@
-"""The self-attention sub-layer of a post-LayerNorm transformer block."""
+"""The self-attention sub-layer of a (post- or pre-LayerNorm) transformer block."""
 
 import math
 from typing import NamedTuple
@@ -22,8 +22,10 @@ class SelfAttentionBlock(keras.layers.Layer):
     """Multi-head self-attention, output projection, residual, LayerNorm.
 
     `LayerNorm(x + Dropout(Dense(Attention(x))))`, as in Google's
-    `attention_ffn_block` (post-LayerNorm, like BERT). The attention softmax
-    is computed in float32 under mixed precision.
+    `attention_ffn_block` (post-LayerNorm, like BERT); with `normalize_first`,
+    `x + Dropout(Dense(Attention(LayerNorm(x))))` (pre-LayerNorm, Xiong et al.
+    2020, as brightmart/albert_zh's `prelln_transformer_model`). The
+    attention softmax is computed in float32 under mixed precision.
 
     Call arguments:
         x: `(batch_size, seq_length, hidden_dim)`.
@@ -35,7 +37,8 @@ class SelfAttentionBlock(keras.layers.Layer):
     """
 
     def __init__(self, hidden_dim, num_heads, dropout=0.0, attention_dropout=0.0,
-                 layer_norm_epsilon=1e-12, initializer_range=0.02, **kwargs):
+                 layer_norm_epsilon=1e-12, initializer_range=0.02, normalize_first=False,
+                 **kwargs):
         super().__init__(**kwargs)
         if hidden_dim % num_heads:
             raise ValueError(f"hidden_dim={hidden_dim} must be divisible by num_heads={num_heads}")
@@ -45,6 +48,7 @@ class SelfAttentionBlock(keras.layers.Layer):
         self.attention_dropout = attention_dropout
         self.layer_norm_epsilon = layer_norm_epsilon
         self.initializer_range = initializer_range
+        self.normalize_first = normalize_first
         self.head_dim = hidden_dim // num_heads
 
         def dense(name):
@@ -84,7 +88,8 @@ class SelfAttentionBlock(keras.layers.Layer):
     def call_with(self, weights, x, attention_bias, training=None):
         """The block with `weights` (`AttentionWeights`, cast once, used by many layers)."""
         batch, seq = ops.shape(x)[0], ops.shape(x)[1]
-        flat = ops.reshape(x, (-1, self.hidden_dim))  # (batch * seq, H)
+        inputs = layer_norm(self.layer_norm, x, weights.layer_norm) if self.normalize_first else x
+        flat = ops.reshape(inputs, (-1, self.hidden_dim))  # (batch * seq, H)
         qkv = dense_2d(flat, weights.qkv)  # (batch * seq, 3H)
         qkv = ops.reshape(qkv, (batch, seq, 3, self.num_heads, self.head_dim))
         qkv = ops.transpose(qkv, (2, 0, 3, 1, 4))  # (3, batch, heads, seq, head_dim)
@@ -103,6 +108,8 @@ class SelfAttentionBlock(keras.layers.Layer):
         context = ops.reshape(ops.transpose(context, (0, 2, 1, 3)), (-1, self.hidden_dim))
         out = ops.reshape(dense_2d(context, weights.output), ops.shape(x))  # (batch, seq, H)
         out = self.output_dropout(out, training=training)
+        if self.normalize_first:
+            return x + out
         return layer_norm(self.layer_norm, x + out, weights.layer_norm)
 
     def compute_output_shape(self, x_shape, attention_bias_shape=None):
@@ -117,5 +124,6 @@ class SelfAttentionBlock(keras.layers.Layer):
             "attention_dropout": self.attention_dropout,
             "layer_norm_epsilon": self.layer_norm_epsilon,
             "initializer_range": self.initializer_range,
+            "normalize_first": self.normalize_first,
         })
         return config

@@ -81,7 +81,8 @@ class AlbertEncoder(keras.layers.Layer):
         self.runs = layer_runs(plan, config.num_inner_repetitions)
         common = dict(hidden_dim=config.hidden_dim, dropout=config.dropout,
                       layer_norm_epsilon=config.layer_norm_epsilon,
-                      initializer_range=config.initializer_range, dtype=self.dtype_policy)
+                      initializer_range=config.initializer_range,
+                      normalize_first=config.normalize_first, dtype=self.dtype_policy)
         self.attention_blocks = [
             SelfAttentionBlock(num_heads=config.num_heads,
                                attention_dropout=config.attention_dropout,

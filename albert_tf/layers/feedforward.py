@@ -1,4 +1,4 @@
-"""The feed-forward sub-layer of a post-LayerNorm transformer block."""
+"""The feed-forward sub-layer of a (post- or pre-LayerNorm) transformer block."""
 
 from typing import NamedTuple
 
@@ -19,7 +19,8 @@ class FeedForwardWeights(NamedTuple):
 
 
 class FeedForwardBlock(keras.layers.Layer):
-    """`LayerNorm(x + Dropout(Dense_H(act(Dense_I(x)))))`.
+    """`LayerNorm(x + Dropout(Dense_H(act(Dense_I(x)))))`; with `normalize_first`
+    (pre-LayerNorm), `x + Dropout(Dense_H(act(Dense_I(LayerNorm(x)))))`.
 
     Google's names: `ffn_1/intermediate/dense`, `ffn_1/intermediate/output/dense`
     and `LayerNorm_1`.
@@ -32,7 +33,8 @@ class FeedForwardBlock(keras.layers.Layer):
     """
 
     def __init__(self, hidden_dim, intermediate_dim, activation="gelu_approximate",
-                 dropout=0.0, layer_norm_epsilon=1e-12, initializer_range=0.02, **kwargs):
+                 dropout=0.0, layer_norm_epsilon=1e-12, initializer_range=0.02,
+                 normalize_first=False, **kwargs):
         super().__init__(**kwargs)
         self.hidden_dim = hidden_dim
         self.intermediate_dim = intermediate_dim
@@ -40,6 +42,7 @@ class FeedForwardBlock(keras.layers.Layer):
         self.dropout = dropout
         self.layer_norm_epsilon = layer_norm_epsilon
         self.initializer_range = initializer_range
+        self.normalize_first = normalize_first
 
         init = kernel_initializer(initializer_range)
         self._activation = activation_fn(activation)
@@ -71,10 +74,13 @@ class FeedForwardBlock(keras.layers.Layer):
 
     def call_with(self, weights, x, training=None):
         """The block with `weights` (`FeedForwardWeights`, cast once, used by many layers)."""
-        flat = ops.reshape(x, (-1, self.hidden_dim))  # (batch * seq, H)
+        inputs = layer_norm(self.layer_norm, x, weights.layer_norm) if self.normalize_first else x
+        flat = ops.reshape(inputs, (-1, self.hidden_dim))  # (batch * seq, H)
         h = dense_2d(flat, weights.intermediate, self._activation)  # (batch * seq, I)
         out = dense_2d(h, weights.output)
         out = self.output_dropout(ops.reshape(out, ops.shape(x)), training=training)
+        if self.normalize_first:
+            return x + out
         return layer_norm(self.layer_norm, x + out, weights.layer_norm)
 
     def compute_output_shape(self, x_shape):
@@ -89,5 +95,6 @@ class FeedForwardBlock(keras.layers.Layer):
             "dropout": self.dropout,
             "layer_norm_epsilon": self.layer_norm_epsilon,
             "initializer_range": self.initializer_range,
+            "normalize_first": self.normalize_first,
         })
         return config

@@ -36,8 +36,10 @@ class AlbertPretrainingModel(TaskModel):
         self.mlm_head = MaskedLMHead(
             backbone.token_embedding, hidden_dim=config.hidden_dim,
             activation=config.activation, layer_norm_epsilon=config.layer_norm_epsilon,
-            initializer_range=config.initializer_range, dtype=backbone.dtype_policy,
-            name="mlm_head")
+            initializer_range=config.initializer_range,
+            projection=(backbone.embeddings.projection
+                        if config.embedding_projection == "word" else None),
+            dtype=backbone.dtype_policy, name="mlm_head")
         self.sop_head = SentenceOrderHead(
             config.hidden_dim, initializer_range=config.initializer_range,
             dtype=backbone.dtype_policy, name="sop_head")
