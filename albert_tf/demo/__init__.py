@@ -1,9 +1,11 @@
 """`--demo`: the whole fine-tuning pipeline offline, on data generated here.
 
 `prepare` writes a small task in the real file format of the requested task
-(RTE's TSV files, or SQuAD JSON), trains a SentencePiece model on the
-generated text with ALBERT's settings, and returns the settings of a small
-model that learns the task in a few minutes on a laptop CPU.
+(RTE's TSV files, SQuAD JSON, CLUE's OCNLI JSON lines, CMRC 2018's SQuAD-style
+Chinese JSON), trains a vocabulary on the generated text (SentencePiece with
+ALBERT's settings for English, WordPiece as Chinese ALBERTs have for
+Chinese), and returns the settings of a small model that learns the task in
+a few minutes on a laptop CPU.
 """
 
 import json
@@ -12,7 +14,10 @@ import os
 from albert_tf.demo import world
 from albert_tf.io_utils import atomic_file
 
-DEMO_TASKS = ("rte", "squad", "squad_v2")
+ENGLISH_TASKS = ("rte", "squad", "squad_v2")
+CHINESE_TASKS = ("ocnli", "cmrc2018")
+DEMO_TASKS = ENGLISH_TASKS + CHINESE_TASKS
+QA_TASKS = ("squad", "squad_v2", "cmrc2018")
 # At most; the generated text has about a hundred words, and SentencePiece
 # may end with fewer pieces (the model takes the tokenizer's count).
 DEMO_VOCABULARY = 300
@@ -39,12 +44,24 @@ def _write_rte(folder, seed):
             f.write("\n".join(rows) + "\n")
 
 
-def _write_squad(folder, seed, v2):
+def _write_ocnli(folder, seed):
+    sizes = {"train": 3000, "dev": 300, "test": 100}
+    for offset, (split, size) in enumerate(sizes.items()):
+        rows = []
+        for i, (premise, hypothesis, label) in enumerate(world.nli_triples(seed + offset, size)):
+            row = {"sentence1": premise, "sentence2": hypothesis}
+            row.update({"id": i} if split == "test" else {"label": label})
+            rows.append(json.dumps(row, ensure_ascii=False))
+        with atomic_file(os.path.join(folder, f"{split}.json"), encoding="utf-8") as f:
+            f.write("\n".join(rows) + "\n")
+
+
+def _write_squad(folder, seed, v2, lexicon=world.ENGLISH):
     sizes = {"train": 1500, "dev": 150}
     for offset, (split, size) in enumerate(sizes.items()):
         paragraphs = []
         for p, (context, questions) in enumerate(world.qa_paragraphs(
-                seed + offset, size, unanswerable_share=0.3 if v2 else 0.0)):
+                seed + offset, size, unanswerable_share=0.3 if v2 else 0.0, lexicon=lexicon)):
             qas = []
             for q, (question, answer, start) in enumerate(questions):
                 qa = {"id": f"{split}-{p}-{q}", "question": question,
@@ -57,39 +74,61 @@ def _write_squad(folder, seed, v2):
         data = {"version": "v2.0" if v2 else "1.1",
                 "data": [{"title": "demo", "paragraphs": paragraphs}]}
         with atomic_file(os.path.join(folder, f"{split}.json"), encoding="utf-8") as f:
-            json.dump(data, f)
+            json.dump(data, f, ensure_ascii=False)
 
 
 def _corpus_lines(task_name, seed):
-    if task_name == "rte":
-        for premise, hypothesis, _ in world.entailment_pairs(seed, 2000):
+    if task_name in ("rte", "ocnli"):
+        pairs = (world.nli_triples(seed, 2000) if task_name == "ocnli"
+                 else world.entailment_pairs(seed, 2000))
+        for premise, hypothesis, _ in pairs:
             yield premise
             yield hypothesis
     else:
-        for context, questions in world.qa_paragraphs(seed, 1500, unanswerable_share=0.3):
+        lexicon = world.CHINESE if task_name == "cmrc2018" else world.ENGLISH
+        for context, questions in world.qa_paragraphs(seed, 1500, unanswerable_share=0.3,
+                                                      lexicon=lexicon):
             yield context
             yield from (q for q, _, _ in questions)
 
 
+def _vocabulary(task_name, corpus, folder):
+    """The vocabulary file trained on `corpus`: WordPiece for Chinese, SentencePiece else."""
+    if task_name in CHINESE_TASKS:
+        from albert_tf.tokenizer import train_wordpiece
+
+        return train_wordpiece([corpus], DEMO_VOCABULARY, os.path.join(folder, "wordpiece"),
+                               lowercase=True)
+    from albert_tf.tokenizer import train_sentencepiece
+
+    return train_sentencepiece([corpus], DEMO_VOCABULARY, os.path.join(folder, "spm"),
+                               lowercase=True, hard_vocab_limit=False)
+
+
 def _generate(task_name, seed, folder, data_dir):
-    """Writes the task files, the SentencePiece model and the model config (last)."""
+    """Writes the task files, the vocabulary and the model config (last); returns the
+    vocabulary file."""
     from albert_tf.config import AlbertConfig
-    from albert_tf.tokenizer import SpmVocab, train_sentencepiece
+    from albert_tf.tokenizer.loading import tokenizer_from
 
     os.makedirs(data_dir, exist_ok=True)
     if task_name == "rte":
         _write_rte(data_dir, seed)
+    elif task_name == "ocnli":
+        _write_ocnli(data_dir, seed)
     else:
-        _write_squad(data_dir, seed, v2=task_name == "squad_v2")
+        _write_squad(data_dir, seed, v2=task_name == "squad_v2",
+                     lexicon=world.CHINESE if task_name == "cmrc2018" else world.ENGLISH)
     corpus = os.path.join(folder, "corpus.txt")
     with atomic_file(corpus, encoding="utf-8") as f:
         f.write("\n".join(_corpus_lines(task_name, seed + 100)) + "\n")
-    spm_model = train_sentencepiece([corpus], DEMO_VOCABULARY, os.path.join(folder, "spm"),
-                                    lowercase=True, hard_vocab_limit=False)
-    size = SpmVocab(spm_model).size  # SentencePiece may have stopped below DEMO_VOCABULARY
+    vocab_file = _vocabulary(task_name, corpus, folder)
+    # The trainer may have stopped below DEMO_VOCABULARY: the model takes what it made.
+    size = tokenizer_from(vocab_file, host=True).vocabulary_size
     with atomic_file(os.path.join(folder, "model.json"), encoding="utf-8") as f:
         json.dump(AlbertConfig(vocabulary_size=size, **DEMO_MODEL).to_dict(), f,
                   indent=2)
+    return vocab_file
 
 
 def prepare(task_name, output_dir, seed=1):
@@ -103,11 +142,13 @@ def prepare(task_name, output_dir, seed=1):
         raise ValueError(f"--demo supports the tasks {', '.join(DEMO_TASKS)}, not {task_name!r}")
     folder = os.path.join(output_dir, "demo_data")
     data_dir = os.path.join(folder, task_name)
-    vocab_file, model = os.path.join(folder, "spm.model"), os.path.join(folder, "model.json")
+    model = os.path.join(folder, "model.json")
+    vocab_file = (os.path.join(folder, "wordpiece", "vocab.txt") if task_name in CHINESE_TASKS
+                  else os.path.join(folder, "spm.model"))
     if not os.path.isfile(model):  # a second run of the same demo reuses its data
-        _generate(task_name, seed, folder, data_dir)
+        vocab_file = _generate(task_name, seed, folder, data_dir)
     settings = dict(DEMO_SETTINGS, data_dir=data_dir, vocab_file=vocab_file, model=model)
-    if task_name != "rte":
+    if task_name in QA_TASKS:
         settings["task_options"] = {"doc_stride": 64, "max_query_length": 24}
     return settings
 
@@ -117,10 +158,11 @@ def _new_inputs(task_name, seed=7):
     import random
 
     seed = random.Random(seed).randrange(10**6)
-    if task_name == "rte":
-        premise, hypothesis, _ = next(iter(world.entailment_pairs(seed, 1)))
+    lexicon = world.CHINESE if task_name in CHINESE_TASKS else world.ENGLISH
+    if task_name not in QA_TASKS:
+        premise, hypothesis, _ = world.entailment_pairs(seed, 1, lexicon)[0]
         return {"text_a": premise, "text_b": hypothesis}
-    context, questions = world.qa_paragraphs(seed, 1)[0]
+    context, questions = world.qa_paragraphs(seed, 1, lexicon=lexicon)[0]
     return {"context": context, "question": questions[0][0]}
 
 
