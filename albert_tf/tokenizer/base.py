@@ -68,6 +68,39 @@ class VocabularyType(abc.ABC):
         its description (`{"type", "file", "lowercase"}`, what a saved folder records)."""
 
 
+class VocabularyIds:
+    """The vocabulary side of the tokenizer protocol, shared by every tokenizer class:
+    special ids and size from `self.vocab` (a vocabulary object with `special_ids`
+    and `size`)."""
+
+    pad_id = property(lambda self: self.vocab.special_ids["pad"])
+    unk_id = property(lambda self: self.vocab.special_ids["unk"])
+    cls_id = property(lambda self: self.vocab.special_ids["cls"])
+    sep_id = property(lambda self: self.vocab.special_ids["sep"])
+    mask_id = property(lambda self: self.vocab.special_ids["mask"])
+    vocabulary_size = property(lambda self: self.vocab.size)
+
+    def checked_id(self, index):
+        """`index` as an int; `ValueError` outside the vocabulary."""
+        if not 0 <= int(index) < self.vocab.size:
+            raise ValueError(f"id {index} is outside the vocabulary [0, {self.vocab.size})")
+        return int(index)
+
+
+def string_batch(inputs, owner):
+    """`(scalar, strings)`: whether `inputs` was one string, and it as a 1-D string
+    tensor; a non-string or higher-rank input is refused naming `owner`."""
+    import tensorflow as tf
+
+    inputs = tf.convert_to_tensor(inputs)
+    if inputs.dtype != tf.string:
+        raise ValueError(f"{owner} expects strings, got dtype {inputs.dtype.name}")
+    if inputs.shape.rank not in (0, 1):
+        raise ValueError(f"{owner} expects a scalar or a 1-D batch of strings, "
+                         f"got shape {inputs.shape}")
+    return inputs.shape.rank == 0, tf.reshape(inputs, [-1])
+
+
 REGISTRY = Registry("vocabulary type", TYPE_MODULES)
 register = REGISTRY.register
 get_type = REGISTRY.get

@@ -10,12 +10,13 @@ import bisect
 import hashlib
 import itertools
 
+from albert_tf.tokenizer.base import VocabularyIds
 from albert_tf.tokenizer.normalization import (aligned_emissions, preprocess_text_fast,
                                                to_text, whitespace_code_points)
 from albert_tf.tokenizer.vocab import COMMA, SpmVocab
 
 
-class HostTokenizer:
+class HostTokenizer(VocabularyIds):
     """ALBERT's SentencePiece tokenization on the host.
 
     Args:
@@ -40,12 +41,6 @@ class HostTokenizer:
 
     # Vocabulary.
 
-    pad_id = property(lambda self: self.vocab.special_ids["pad"])
-    unk_id = property(lambda self: self.vocab.special_ids["unk"])
-    cls_id = property(lambda self: self.vocab.special_ids["cls"])
-    sep_id = property(lambda self: self.vocab.special_ids["sep"])
-    mask_id = property(lambda self: self.vocab.special_ids["mask"])
-    vocabulary_size = property(lambda self: self.vocab.size)
     proto = property(lambda self: self.vocab.proto)  # the serialized model
     vocabulary_type = "sentencepiece"
 
@@ -54,9 +49,7 @@ class HostTokenizer:
         return hashlib.sha256(self.proto + bytes([self.lowercase])).hexdigest()[:16]
 
     def id_to_piece(self, index):
-        if not 0 <= int(index) < self.vocab.size:
-            raise ValueError(f"id {index} is outside the vocabulary [0, {self.vocab.size})")
-        return self._sp.id_to_piece(int(index))
+        return self._sp.id_to_piece(self.checked_id(index))
 
     def piece_to_id(self, piece):
         """The piece's id; `unk_id` for a string that is not a piece."""

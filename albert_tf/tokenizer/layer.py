@@ -12,11 +12,12 @@ import tensorflow as tf
 import tensorflow_text as tf_text
 
 from albert_tf.tokenizer import graph_offsets, graph_ops, graph_ties
+from albert_tf.tokenizer.base import VocabularyIds, string_batch
 from albert_tf.tokenizer.vocab import SpmVocab
 
 
 @keras.saving.register_keras_serializable(package="albert_tf")
-class AlbertTokenizer(keras.layers.Layer):
+class AlbertTokenizer(VocabularyIds, keras.layers.Layer):
     """ALBERT tokenization: normalization, SentencePiece, digit-comma rule.
 
     Args:
@@ -47,44 +48,30 @@ class AlbertTokenizer(keras.layers.Layer):
         self._convert_input_args = False
         self._allow_non_tensor_positional_args = True
         self.built = True
-        self._vocab = SpmVocab(proto)
-        self.lowercase = self._vocab.resolve_lowercase(lowercase)
+        self.vocab = SpmVocab(proto)
+        self.lowercase = self.vocab.resolve_lowercase(lowercase)
         self._tables = graph_ops.GraphTables.build(
-            self.lowercase, self._vocab.size, self._vocab.digit_comma_replacements())
+            self.lowercase, self.vocab.size, self.vocab.digit_comma_replacements())
         self._sentencepiece = tf_text.SentencepieceTokenizer(
-            model=self._vocab.proto, out_type=tf.int32)
-        self._ties = graph_ties.TieTables.build(self._vocab.viterbi_pieces())
+            model=self.vocab.proto, out_type=tf.int32)
+        self._ties = graph_ties.TieTables.build(self.vocab.viterbi_pieces())
 
     # Vocabulary (host-side Python values).
 
-    pad_id = property(lambda self: self._vocab.special_ids["pad"])
-    unk_id = property(lambda self: self._vocab.special_ids["unk"])
-    cls_id = property(lambda self: self._vocab.special_ids["cls"])
-    sep_id = property(lambda self: self._vocab.special_ids["sep"])
-    mask_id = property(lambda self: self._vocab.special_ids["mask"])
-    vocabulary_size = property(lambda self: self._vocab.size)
-    proto = property(lambda self: self._vocab.proto)
+    proto = property(lambda self: self.vocab.proto)
     vocabulary_type = "sentencepiece"
 
     def id_to_piece(self, index):
-        if not 0 <= int(index) < self._vocab.size:
-            raise ValueError(f"id {index} is outside the vocabulary [0, {self._vocab.size})")
-        return self._vocab.sp.id_to_piece(int(index))
+        return self.vocab.sp.id_to_piece(self.checked_id(index))
 
     def piece_to_id(self, piece):
         """The piece's id; `unk_id` for a string that is not a piece."""
-        return self._vocab.sp.piece_to_id(piece)
+        return self.vocab.sp.piece_to_id(piece)
 
     # Tokenization.
 
     def _as_batch(self, inputs):
-        inputs = tf.convert_to_tensor(inputs)
-        if inputs.dtype != tf.string:
-            raise ValueError(f"AlbertTokenizer expects strings, got dtype {inputs.dtype.name}")
-        if inputs.shape.rank not in (0, 1):
-            raise ValueError(f"AlbertTokenizer expects a scalar or a 1-D batch of strings, "
-                             f"got shape {inputs.shape}")
-        return inputs.shape.rank == 0, tf.reshape(inputs, [-1])
+        return string_batch(inputs, "AlbertTokenizer")
 
     def call(self, inputs):
         scalar, strings = self._as_batch(inputs)
@@ -119,7 +106,7 @@ class AlbertTokenizer(keras.layers.Layer):
 
     def get_config(self):
         config = super().get_config()
-        config.update({"proto": base64.b64encode(self._vocab.proto).decode("ascii"),
+        config.update({"proto": base64.b64encode(self.vocab.proto).decode("ascii"),
                        "lowercase": self.lowercase})
         return config
 

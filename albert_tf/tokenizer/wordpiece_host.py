@@ -12,6 +12,7 @@ offsets follow the rules in `albert_tf.tokenizer`'s package docstring.
 import bisect
 import functools
 
+from albert_tf.tokenizer.base import VocabularyIds
 from albert_tf.tokenizer import wordpiece_chars as chars
 from albert_tf.tokenizer.normalization import CASED, TRANSPARENT, to_text
 from albert_tf.tokenizer.wordpiece_vocab import (CONTINUATION, MAX_WORD_CHARS, WordPieceVocab,
@@ -39,7 +40,7 @@ def basic_tokenize(text, lowercase):
     return chars.word_pattern().findall(text)
 
 
-class HostWordPieceTokenizer:
+class HostWordPieceTokenizer(VocabularyIds):
     """BERT's WordPiece tokenization on the host.
 
     Args:
@@ -67,12 +68,6 @@ class HostWordPieceTokenizer:
 
     # Vocabulary.
 
-    pad_id = property(lambda self: self.vocab.special_ids["pad"])
-    unk_id = property(lambda self: self.vocab.special_ids["unk"])
-    cls_id = property(lambda self: self.vocab.special_ids["cls"])
-    sep_id = property(lambda self: self.vocab.special_ids["sep"])
-    mask_id = property(lambda self: self.vocab.special_ids["mask"])
-    vocabulary_size = property(lambda self: self.vocab.size)
     tokens = property(lambda self: self.vocab.tokens)  # in id order
 
     def fingerprint(self):
@@ -80,9 +75,7 @@ class HostWordPieceTokenizer:
         return self.vocab.fingerprint(self.lowercase)
 
     def id_to_piece(self, index):
-        if not 0 <= int(index) < self.vocab.size:
-            raise ValueError(f"id {index} is outside the vocabulary [0, {self.vocab.size})")
-        return self.vocab.tokens[int(index)]
+        return self.vocab.tokens[self.checked_id(index)]
 
     def piece_to_id(self, piece):
         """The token's id; `unk_id` for a string that is not a token."""

@@ -14,6 +14,7 @@ import tensorflow as tf
 import tensorflow_text as tf_text
 
 from albert_tf.tokenizer import wordpiece_graph
+from albert_tf.tokenizer.base import VocabularyIds, string_batch
 from albert_tf.tokenizer.wordpiece_vocab import CONTINUATION, MAX_WORD_CHARS, WordPieceVocab
 
 # UTF-8 takes at most 4 bytes a character: the op never rejects a word of
@@ -22,7 +23,7 @@ _MAX_WORD_BYTES = 4 * MAX_WORD_CHARS
 
 
 @keras.saving.register_keras_serializable(package="albert_tf")
-class WordPieceTokenizer(keras.layers.Layer):
+class WordPieceTokenizer(VocabularyIds, keras.layers.Layer):
     """BERT's WordPiece tokenization (`FullTokenizer`): `BasicTokenizer`, then WordPiece.
 
     Args:
@@ -53,45 +54,31 @@ class WordPieceTokenizer(keras.layers.Layer):
         self._convert_input_args = False
         self._allow_non_tensor_positional_args = True
         self.built = True
-        self._vocab = WordPieceVocab(vocabulary)
-        self.lowercase = self._vocab.resolve_lowercase(lowercase)
-        self._tables = wordpiece_graph.WordPieceTables.build(self._vocab.tokens, self.lowercase)
+        self.vocab = WordPieceVocab(vocabulary)
+        self.lowercase = self.vocab.resolve_lowercase(lowercase)
+        self._tables = wordpiece_graph.WordPieceTables.build(self.vocab.tokens, self.lowercase)
         self._wordpiece = tf_text.FastWordpieceTokenizer(
-            vocab=list(self._vocab.tokens), suffix_indicator=CONTINUATION,
+            vocab=list(self.vocab.tokens), suffix_indicator=CONTINUATION,
             max_bytes_per_word=_MAX_WORD_BYTES, token_out_type=tf.int32,
-            unknown_token=self._vocab.tokens[self._vocab.special_ids["unk"]],
+            unknown_token=self.vocab.tokens[self.vocab.special_ids["unk"]],
             no_pretokenization=True, support_detokenization=False)
 
     # Vocabulary (host-side Python values).
 
-    pad_id = property(lambda self: self._vocab.special_ids["pad"])
-    unk_id = property(lambda self: self._vocab.special_ids["unk"])
-    cls_id = property(lambda self: self._vocab.special_ids["cls"])
-    sep_id = property(lambda self: self._vocab.special_ids["sep"])
-    mask_id = property(lambda self: self._vocab.special_ids["mask"])
-    vocabulary_size = property(lambda self: self._vocab.size)
-    tokens = property(lambda self: self._vocab.tokens)
+    tokens = property(lambda self: self.vocab.tokens)
     vocabulary_type = "wordpiece"
 
     def id_to_piece(self, index):
-        if not 0 <= int(index) < self._vocab.size:
-            raise ValueError(f"id {index} is outside the vocabulary [0, {self._vocab.size})")
-        return self._vocab.tokens[int(index)]
+        return self.vocab.tokens[self.checked_id(index)]
 
     def piece_to_id(self, piece):
         """The token's id; `unk_id` for a string that is not a token."""
-        return self._vocab.ids.get(piece, self.unk_id)
+        return self.vocab.ids.get(piece, self.unk_id)
 
     # Tokenization.
 
     def _as_batch(self, inputs):
-        inputs = tf.convert_to_tensor(inputs)
-        if inputs.dtype != tf.string:
-            raise ValueError(f"WordPieceTokenizer expects strings, got dtype {inputs.dtype.name}")
-        if inputs.shape.rank not in (0, 1):
-            raise ValueError(f"WordPieceTokenizer expects a scalar or a 1-D batch of strings, "
-                             f"got shape {inputs.shape}")
-        return inputs.shape.rank == 0, tf.reshape(inputs, [-1])
+        return string_batch(inputs, "WordPieceTokenizer")
 
     def _pieces(self, words):
         """Ids of each word: ragged `(num_words, None)`."""
@@ -135,5 +122,5 @@ class WordPieceTokenizer(keras.layers.Layer):
 
     def get_config(self):
         config = super().get_config()
-        config.update({"vocabulary": list(self._vocab.tokens), "lowercase": self.lowercase})
+        config.update({"vocabulary": list(self.vocab.tokens), "lowercase": self.lowercase})
         return config
