@@ -24,12 +24,11 @@ import logging
 import os
 import re
 
-from albert_tf.config import read_json
 from albert_tf.io_utils import atomic_file
 from albert_tf.settings import redefault
 from tasks import cmrc2018_eval, register
 from tasks.squad import SquadOptions, SquadTask
-from tasks.squad_data import SquadExample, answer_char_span
+from tasks.squad_data import answer_char_span, read_squad
 from tasks.squad_eval import Question
 from tasks.squad_postprocess import write_prediction_files
 
@@ -54,73 +53,11 @@ class Cmrc2018Options(SquadOptions):
 
 # -- Reading --------------------------------------------------------------------
 
-_KINDS = {str: "a string", list: "an array", dict: "an object", int: "an integer"}
-
-
-def _kind(value):
-    if isinstance(value, bool):
-        return "a boolean"
-    if isinstance(value, float):
-        return "a number"
-    return _KINDS.get(type(value), "null" if value is None else type(value).__name__)
-
-
-def _get(obj, key, kind, where, default=None):
-    """`obj[key]` of type `kind` (absent: `default`, or an error if it is None)."""
-    if not isinstance(obj, dict):
-        raise ValueError(f"{where}: expected an object, got {_kind(obj)}")
-    if key not in obj:
-        if default is None:
-            raise ValueError(f"{where}: missing field {key!r}")
-        return default
-    value = obj[key]
-    if not isinstance(value, kind) or isinstance(value, bool):
-        raise ValueError(f"{where}.{key}: expected {_KINDS[kind]}, got {_kind(value)}")
-    return value
-
-
-def _read_question(qa, context, title, where):
-    answers = []
-    for n, answer in enumerate(_get(qa, "answers", list, where, default=[])):
-        at = f"{where}.answers[{n}]"
-        start = _get(answer, "answer_start", int, at)
-        if start < -1:
-            raise ValueError(f"{at}.answer_start: expected -1 or more, got {start}")
-        answers.append((_get(answer, "text", str, at), start))
-    return SquadExample(qid=_get(qa, "id", str, where), question=_get(qa, "question", str, where),
-                        context=context, answers=tuple(answers), title=title)
-
-
 def read_cmrc2018(path):
-    """The questions of a CMRC 2018 file, in file order, as `SquadExample`s.
-
-    As `tasks.squad_data.read_squad`, except that an `answer_start` may be
-    -1 (the official dev set's unplaced answers) and `answers` may be absent
-    (test sets). Raises ValueError naming the file and the field's JSON path,
-    e.g. `data[3].paragraphs[0].qas[5].answers[0]: missing field 'text'`; a
-    question id used twice is an error.
-    """
-    data = read_json(path)
-    if not isinstance(data, dict) or not isinstance(data.get("data"), list):
-        raise ValueError(f"{path}: not a SQuAD-format file: expected an object with a "
-                         "'data' array")
-    examples, seen = [], {}
-    try:
-        for i, article in enumerate(data["data"]):
-            title = _get(article, "title", str, f"data[{i}]", default="")
-            for j, paragraph in enumerate(_get(article, "paragraphs", list, f"data[{i}]")):
-                where = f"data[{i}].paragraphs[{j}]"
-                context = _get(paragraph, "context", str, where)
-                for k, qa in enumerate(_get(paragraph, "qas", list, where)):
-                    example = _read_question(qa, context, title, f"{where}.qas[{k}]")
-                    if example.qid in seen:
-                        raise ValueError(f"{where}.qas[{k}].id: {example.qid!r} is already "
-                                         f"used by {seen[example.qid]}")
-                    seen[example.qid] = f"{where}.qas[{k}]"
-                    examples.append(example)
-    except ValueError as e:
-        raise ValueError(f"{path}: {e}") from None
-    return examples
+    """The questions of a CMRC 2018 file, in file order, as `SquadExample`s:
+    `tasks.squad_data.read_squad`, with `answer_start` -1 accepted (the
+    official dev set's unplaced answers) and `answers` optional (test sets)."""
+    return read_squad(path, allow_unplaced=True)
 
 
 # -- Answers for training -------------------------------------------------------

@@ -68,20 +68,22 @@ def _get(obj, key, kind, where, default=_REQUIRED):
     return value
 
 
-def _read_answers(qa, key, where):
-    """`((text, char_start), ...)` of `qa[key]` (absent: none)."""
+def _read_answers(qa, key, where, allow_unplaced=False):
+    """`((text, char_start), ...)` of `qa[key]` (absent: none); `allow_unplaced`:
+    an `answer_start` of -1 (an answer given without its place) is accepted."""
     out = []
     for n, answer in enumerate(_get(qa, key, list, where, default=[])):
         at = f"{where}.{key}[{n}]"
         start = _get(answer, "answer_start", int, at)
-        if start < 0:
-            raise ValueError(f"{at}.answer_start: expected a non-negative integer, got {start}")
+        if start < (-1 if allow_unplaced else 0):
+            want = "-1 or more" if allow_unplaced else "a non-negative integer"
+            raise ValueError(f"{at}.answer_start: expected {want}, got {start}")
         out.append((_get(answer, "text", str, at), start))
     return tuple(out)
 
 
-def _read_question(qa, context, title, where):
-    answers = _read_answers(qa, "answers", where)
+def _read_question(qa, context, title, where, allow_unplaced=False):
+    answers = _read_answers(qa, "answers", where, allow_unplaced)
     impossible = _get(qa, "is_impossible", bool, where, default=False)
     if impossible and answers:
         raise ValueError(f"{where}.is_impossible: true, but the question has "
@@ -92,11 +94,11 @@ def _read_question(qa, context, title, where):
                         title=title)
 
 
-def _read_paragraph(paragraph, title, where, seen):
+def _read_paragraph(paragraph, title, where, seen, allow_unplaced):
     context = _get(paragraph, "context", str, where)
     examples = []
     for k, qa in enumerate(_get(paragraph, "qas", list, where)):
-        example = _read_question(qa, context, title, f"{where}.qas[{k}]")
+        example = _read_question(qa, context, title, f"{where}.qas[{k}]", allow_unplaced)
         if example.qid in seen:
             raise ValueError(f"{where}.qas[{k}].id: {example.qid!r} is already used by "
                              f"{seen[example.qid]}")
@@ -105,8 +107,11 @@ def _read_paragraph(paragraph, title, where, seen):
     return examples
 
 
-def read_squad(path):
+def read_squad(path, allow_unplaced=False):
     """The questions of a SQuAD-format JSON file (v1.1, v2.0), in file order.
+
+    allow_unplaced: accept an `answer_start` of -1 (CMRC 2018's dev set gives
+    some answers without their place; the metric reads answer texts only).
 
     Raises:
         ValueError: the file is not JSON, or a field is missing or of the wrong
@@ -124,7 +129,8 @@ def read_squad(path):
         for i, article in enumerate(squad["data"]):
             title = _get(article, "title", str, f"data[{i}]", default="")
             for j, paragraph in enumerate(_get(article, "paragraphs", list, f"data[{i}]")):
-                examples += _read_paragraph(paragraph, title, f"data[{i}].paragraphs[{j}]", seen)
+                examples += _read_paragraph(paragraph, title, f"data[{i}].paragraphs[{j}]", seen,
+                                            allow_unplaced)
     except ValueError as e:
         raise ValueError(f"{path}: {e}") from None
     return examples

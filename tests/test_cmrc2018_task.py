@@ -98,7 +98,7 @@ def _data(qa):
 
 @pytest.mark.parametrize("content,message", [
     ('{"data": [}', r"dev.json:1:11: invalid JSON"),
-    ({"data": {}}, r"dev.json: not a SQuAD-format file"),
+    ({"data": {}}, r"dev.json: not a SQuAD file"),
     (_data({"id": "q", "answers": []}),
      r"dev.json: data\[0\].paragraphs\[0\].qas\[0\]: missing field 'question'"),
     (_data({"id": "q", "question": "?", "answers": [{"text": "甲", "answer_start": "0"}]}),
