@@ -106,8 +106,8 @@ def test_running_scores_add_in_order(graph_tok):
     rows = np.repeat(np.arange(len(lengths), dtype=np.int32), lengths)
     path = graph_ties._Path(ids, rows, np.zeros_like(ids), np.zeros_like(ids), units)
     got = graph_ties._running_scores(path, graph_tok._ties, len(lengths)).numpy()
-    scores = graph_tok._vocab.viterbi_pieces().scores.copy()
-    scores[graph_tok.unk_id] = graph_tok._vocab.viterbi_pieces().unk_score
+    scores = graph_tok.vocab.viterbi_pieces().scores.copy()
+    scores[graph_tok.unk_id] = graph_tok.vocab.viterbi_pieces().unk_score
     expected, total, row = [], np.float32(0), -1
     for index, r, n in zip(ids, rows, units):
         total = np.float32(0) if r != row else total
@@ -119,7 +119,7 @@ def test_running_scores_add_in_order(graph_tok):
 
 
 def test_reference_viterbi_scores(graph_tok):
-    pieces = graph_tok._vocab.viterbi_pieces()
+    pieces = graph_tok.vocab.viterbi_pieces()
     user_defined = {t: pieces.scores[graph_tok.piece_to_id(t)] for t in (".", "£", "€")}
     assert user_defined == {".": np.float32(0), "£": np.float32(0.1), "€": np.float32(0.2)}
     normal = [s for s, t in zip(pieces.scores, pieces.texts) if t and s < 0]
