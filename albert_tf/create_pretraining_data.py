@@ -5,9 +5,11 @@ r"""Writes ALBERT pretraining data: n-gram masked-LM + sentence-order instances.
         [--max_seq_length=512] [--max_predictions_per_seq=20] [--dupe_factor=10] \
         [--random_next_sentence] [--random_seed=12345] [--num_shards=8]
 
-Writes PREFIX-0000i-of-0000N.tfrecord (format: albert_tf.pretraining.records),
-streaming the corpus, and prints a summary: documents, instances, tokens,
-masked share, the 80/10/10 split and the n-gram histogram. The same inputs,
+Writes PREFIX-0000i-of-0000N.tfrecord (google-research/albert's record format,
+see albert_tf.pretraining.records), streaming the corpus, and prints a summary:
+documents, instances, tokens, masked share, the 80/10/10 split and the n-gram
+histogram. The sampling is google-research/albert's; --target_length,
+--single_sentence and --ngram_placement choose alternatives. The same inputs,
 settings and seed give byte-identical files.
 """
 

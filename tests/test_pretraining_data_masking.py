@@ -63,6 +63,12 @@ def sample(corpus, tables):
     return make_instances(corpus, tables, 1, 8, max_seq_length=128, max_predictions_per_seq=20)
 
 
+@pytest.fixture(scope="module")
+def fit_first_sample(corpus, tables):
+    return make_instances(corpus, tables, 1, 8, max_seq_length=128, max_predictions_per_seq=20,
+                          ngram_placement="fit_first")
+
+
 def original_ids(instance):
     ids = instance.token_ids.copy()
     ids[instance.mask_positions] = instance.mask_ids
@@ -88,8 +94,37 @@ def test_word_spans(tokenizer, tables):
     assert segment.tolist() == [1] * 6 + [2] * 3
 
 
-def test_ngram_lengths_follow_one_over_n_in_long_sequences(tables):
-    """Far from the budget's end, span lengths follow p(n) = 6/11, 3/11, 2/11.
+class ProtocolTokenizer:
+    """Only what albert_tf.tokenizer.base's protocol promises, with WordPiece pieces."""
+
+    pieces = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "un", "##believ", "##able", "the",
+              ","]
+    pad_id, unk_id, cls_id, sep_id, mask_id = range(5)
+    vocabulary_size = len(pieces)
+
+    def __init__(self, vocabulary_type):
+        self.vocabulary_type = vocabulary_type
+
+    def id_to_piece(self, index):
+        return self.pieces[index]
+
+
+def test_tables_need_only_the_tokenizer_protocol():
+    """WordPiece: "##" continues a word (the reference's `_is_start_piece_bert`)."""
+    tables = masking.VocabularyTables.from_tokenizer(ProtocolTokenizer("wordpiece"))
+    assert np.flatnonzero(tables.continues_word).tolist() == [6, 7]
+    assert np.flatnonzero(tables.special).tolist() == [0, 1, 2, 3, 4]
+    assert tables.random_ids.tolist() == [5, 6, 7, 8, 9]
+    ids = np.array([2, 5, 6, 7, 8, 3, 6, 9, 3])  # [CLS] un ##believ ##able the [SEP] ##believ ,
+    starts, ends, segment = masking.word_spans(ids, tables)
+    assert list(zip(starts.tolist(), ends.tolist())) == [(1, 4), (4, 5), (6, 7), (7, 8)]
+    with pytest.raises(ValueError, match="no whole-word rule for vocabulary type 'bpe'; "
+                                         "known: sentencepiece, wordpiece"):
+        masking.VocabularyTables.from_tokenizer(ProtocolTokenizer("bpe"))
+
+
+def test_fit_first_lengths_follow_one_over_n_in_long_sequences():
+    """Far from the budget's end, fit_first span lengths follow p(n) = 6/11, 3/11, 2/11.
 
     40 sequences of 2,000 one-token words, budget 300: ~7,000 spans, so the
     sampling standard deviation is <= 0.006; only the last span of each
@@ -99,26 +134,57 @@ def test_ngram_lengths_follow_one_over_n_in_long_sequences(tables):
     counts = np.zeros(3)
     for _ in range(40):
         starts = np.arange(2000)
-        spans = masking.choose_spans(starts, starts + 1, np.zeros(2000, int), 300,
-                                     masking.ngram_probabilities(3), rng)
+        spans = masking.spans_fit_first(starts, starts + 1, np.zeros(2000, int), 300,
+                                        masking.ngram_probabilities(3), rng)
         counts += np.bincount([n for _, n in spans], minlength=4)[1:]
         assert sum(n for _, n in spans) == 300
     np.testing.assert_allclose(counts / counts.sum(), [6 / 11, 3 / 11, 2 / 11], atol=0.02)
 
 
-def test_ngram_lengths_in_real_instances(sample):
-    """In real instances the budget shortens the last span of each sequence.
+def test_per_start_shortens_to_the_budget_and_skips_overlaps():
+    """The reference's loop on words of 2, 1, 3, 1, 2 tokens, `[SEP]` after the third,
+    n always 3, budget 5: whatever the order, spans are runs of whole words that
+    never overlap and stay within the budget; a span has fewer than 3 words only
+    at the end of the words or where one more word would pass the budget."""
+    starts, ends = np.array([1, 3, 4, 8, 9]), np.array([3, 4, 7, 9, 11])
+    segment = np.array([1, 1, 1, 2, 2])
 
-    ~11,000 spans: sampling sd <= 0.005. The budget (19 tokens, ~8 spans a
-    sequence) moves about 0.027 from n >= 2 to n = 1 (measured on Pride and
-    Prejudice at max_seq_length=128; the reference's procedure moves 0.051,
-    see albert_tf/pretraining/masking.py). Tolerance 0.04 (bias + 3 sd), and
-    the bias must point to unigrams.
+    def tokens(first, n):
+        return int((ends[first:first + n] - starts[first:first + n]).sum())
+
+    crossed = 0
+    for seed in range(300):
+        spans = masking.spans_per_start(starts, ends, segment, 5, np.array([0.0, 0.0, 1.0]),
+                                        np.random.default_rng(seed))
+        words = [w for first, n in spans for w in range(first, first + n)]
+        assert len(words) == len(set(words)) and sum(tokens(w, 1) for w in words) <= 5
+        used = 0
+        for first, n in spans:
+            if n < min(3, len(starts) - first):
+                assert tokens(first, n + 1) > 5 - used
+            used += tokens(first, n)
+        crossed += any(segment[first] != segment[first + n - 1] for first, n in spans)
+    assert crossed > 0  # spans may cross [SEP], as in the reference
+
+
+def test_placements_in_real_instances(sample, fit_first_sample):
+    """Realised n-gram lengths; ~11,000 spans each, so the sampling sd is <= 0.005.
+
+    fit_first: the budget (19 tokens, ~8 spans a sequence) shortens the last
+    span of each sequence, moving about 0.027 from n >= 2 to n = 1 (measured
+    on Pride and Prejudice at max_seq_length=128). Tolerance 0.04 (bias + 3
+    sd), and the bias must point to unigrams. per_start (the reference's)
+    also skips spans that overlap, and skews further to unigrams (0.63 of
+    spans here, 0.57 with fit_first, 0.545 under p(n)).
     """
-    counts = sum(np.bincount(i.span_lengths, minlength=4)[1:] for i in sample)
-    shares = counts / counts.sum()
-    np.testing.assert_allclose(shares, [6 / 11, 3 / 11, 2 / 11], atol=0.04)
-    assert shares[0] > 6 / 11 and shares[2] < 2 / 11
+    def shares(instances):
+        counts = sum(np.bincount(i.span_lengths, minlength=4)[1:] for i in instances)
+        return counts / counts.sum()
+
+    fit_first, per_start = shares(fit_first_sample), shares(sample)
+    np.testing.assert_allclose(fit_first, [6 / 11, 3 / 11, 2 / 11], atol=0.04)
+    assert fit_first[0] > 6 / 11 and fit_first[2] < 2 / 11
+    assert per_start[0] > fit_first[0] + 0.015 and per_start[2] < fit_first[2]
 
 
 def test_whole_words_and_specials(sample, tables):
@@ -167,9 +233,11 @@ def test_replacements_80_10_10(sample, tables):
 
 def test_sop_pairs_are_consecutive_text_in_or_out_of_order(corpus, tables):
     """Without truncation, A+B (label 0) or B+A (label 1) is a slice of the document;
-    labels are balanced: ~1,000 pairs, sd 0.016, tolerance 0.06."""
+    labels are balanced: ~1,000 pairs, sd 0.016, tolerance 0.06. (With `split`,
+    single-sentence chunks are such pairs too.)"""
     rng = np.random.default_rng(4)
-    opts = instances.InstanceOptions(max_seq_length=4096, short_seq_prob=0.5)
+    opts = instances.InstanceOptions(max_seq_length=4096, short_seq_prob=0.5,
+                                     single_sentence="split")
     labels = []
     for _ in range(40):
         for doc in corpus:
@@ -181,24 +249,69 @@ def test_sop_pairs_are_consecutive_text_in_or_out_of_order(corpus, tables):
     assert abs(np.mean(labels) - 0.5) < 0.06
 
 
-def test_nsp_negatives_come_from_other_documents(tokenizer, tables):
-    """With random_next_sentence, label 1 pairs take B from another document."""
+@pytest.fixture(scope="module")
+def word_documents(tokenizer):
+    """Three documents of 12 sentences, 10 to 43 tokens, each with words of its own."""
     words = [["ship", "sea", "harbour"], ["doctor", "village", "ledger"], ["wind", "storm"]]
-    docs = [tokenize_document(tokenizer, [" ".join(ws * (k + 3)) + "." for k in range(12)])
+    return [tokenize_document(tokenizer, [" ".join(ws * (k + 3)) + "." for k in range(12)])
             for ws in words]
-    vocab = [set(d.tokens.tolist()) for d in docs]
+
+
+@pytest.mark.parametrize("nsp", [False, True])
+def test_single_sentences_take_b_from_another_document(word_documents, tables, nsp):
+    """The reference: a chunk of one sentence is A, B comes from another document
+    and the label is 1, for SOP too; other SOP pairs are this document's text."""
+    vocab = [set(d.tokens.tolist()) for d in word_documents]
+    opts = instances.InstanceOptions(max_seq_length=24, random_next_sentence=nsp)
     rng = np.random.default_rng(5)
-    opts = instances.InstanceOptions(max_seq_length=48, random_next_sentence=True)
+    random_b = 0
+    for _ in range(10):
+        for k, doc in enumerate(word_documents):
+            others = word_documents[:k] + word_documents[k + 1:]
+            sentences = [doc.tokens[s:e].tobytes() for s, e in zip(doc.starts, doc.ends)]
+            for a, b, label in instances.segment_pairs(doc, rng, tables, opts, others):
+                assert set(a.tolist()) <= vocab[k]
+                if set(b.tolist()) <= vocab[k]:
+                    assert label == 0 or not nsp  # SOP: in order or swapped
+                    continue
+                assert label == 1
+                random_b += 1
+                if not nsp:  # only single sentences (truncated to fit) take a random B
+                    assert any(a.tobytes() in sentence for sentence in sentences)
+    assert random_b > 100  # sentences of 10 to 43 tokens, a target of 21
+
+
+def test_nsp_negatives_come_from_other_documents(word_documents, tables):
+    """With random_next_sentence, label 1 pairs take B from another document; with
+    `split`, every chunk is a 50/50 draw: ~600 pairs, sd 0.02, tolerance 0.07."""
+    vocab = [set(d.tokens.tolist()) for d in word_documents]
+    rng = np.random.default_rng(5)
+    opts = instances.InstanceOptions(max_seq_length=48, random_next_sentence=True,
+                                     single_sentence="split")
     labels = []
     for _ in range(30):
-        for k, doc in enumerate(docs):
-            others = docs[:k] + docs[k + 1:]
+        for k, doc in enumerate(word_documents):
+            others = word_documents[:k] + word_documents[k + 1:]
             for a, b, label in instances.segment_pairs(doc, rng, tables, opts, others):
                 assert set(a.tolist()) <= vocab[k]
                 in_doc = set(b.tolist()) <= vocab[k]
                 assert in_doc == (label == instances.NSP_NEXT)
                 labels.append(label)
-    assert abs(np.mean(labels) - 0.5) < 0.07  # ~600 pairs: sd 0.02
+    assert abs(np.mean(labels) - 0.5) < 0.07
+
+
+@pytest.mark.parametrize("target_length", ["per_document", "per_chunk"])
+def test_target_length_drawn_per_document_or_per_chunk(tables, target_length):
+    """Sentences of one token each: a chunk is exactly the target long, so with
+    short_seq_prob=1 the pair lengths of a document (but its last) show the draws."""
+    document = TokenizedDocument(np.arange(100, 400, dtype=np.int32), np.arange(1, 301))
+    opts = instances.InstanceOptions(max_seq_length=40, short_seq_prob=1.0,
+                                     target_length=target_length)
+    rng = np.random.default_rng(3)
+    for _ in range(20):
+        lengths = {len(a) + len(b) for a, b, _ in list(
+            instances.segment_pairs(document, rng, tables, opts))[:-1]}
+        assert (len(lengths) == 1) == (target_length == "per_document"), lengths
 
 
 def test_truncation_and_lengths(corpus, tables):
@@ -219,10 +332,10 @@ def test_truncation_and_lengths(corpus, tables):
 
 
 def test_one_sentence_chunks_are_cut_inside(tokenizer, tables):
-    """A sentence longer than the target is split at a word boundary, not dropped."""
+    """With `split`, a sentence longer than the target is cut at a word boundary."""
     doc = tokenize_document(tokenizer, [" ".join(["lighthouse keeper"] * 30) + "."])
     rng = np.random.default_rng(7)
-    opts = instances.InstanceOptions(max_seq_length=32)
+    opts = instances.InstanceOptions(max_seq_length=32, single_sentence="split")
     pairs = list(instances.segment_pairs(doc, rng, tables, opts))
     assert len(pairs) == 1
     a, b, _ = pairs[0]

@@ -11,6 +11,7 @@ from albert_tf.pretraining import masking, pipeline, records
 from albert_tf.pretraining.documents import read_documents, tokenize_document
 from albert_tf.pretraining.instances import InstanceOptions, document_instances
 from albert_tf.pretraining.options import DataOptions
+from albert_tf.pretraining.writer import ShardedWriter, other_shards, shard_paths
 from albert_tf.tokenizer.host import HostTokenizer
 from conftest import FIXTURES
 
@@ -45,10 +46,10 @@ def padded(rows, length):
 def test_round_trip(tmp_path, ledger_instances, num_shards):
     """What was written is what the reader returns, in write order."""
     prefix = str(tmp_path / "out")
-    with records.ShardedWriter(prefix, num_shards) as writer:
+    with ShardedWriter(prefix, num_shards) as writer:
         for instance in ledger_instances:
             writer.write(records.serialize_instance(instance, L, P))
-    assert sorted(glob.glob(prefix + "*")) == records.shard_paths(prefix, num_shards)
+    assert sorted(glob.glob(prefix + "*")) == shard_paths(prefix, num_shards)
     assert os.path.basename(writer.paths[0]) == f"out-00000-of-0000{num_shards}.tfrecord"
     got = records.read_records(prefix + "-*.tfrecord", L, P)
     n = len(ledger_instances)
@@ -71,7 +72,7 @@ def test_round_trip(tmp_path, ledger_instances, num_shards):
 def test_writer_leaves_nothing_on_error(tmp_path, ledger_instances):
     prefix = str(tmp_path / "sub" / "out")
     with pytest.raises(RuntimeError):
-        with records.ShardedWriter(prefix, 2) as writer:
+        with ShardedWriter(prefix, 2) as writer:
             writer.write(records.serialize_instance(ledger_instances[0], L, P))
             raise RuntimeError("interrupted")
     assert os.listdir(tmp_path / "sub") == []
@@ -82,15 +83,15 @@ def test_writer_leaves_nothing_on_error(tmp_path, ledger_instances):
 def test_other_shards_of_the_prefix_are_reported(tmp_path):
     prefix = str(tmp_path / "out")
     for num_shards in (2, 3):
-        with records.ShardedWriter(prefix, num_shards) as writer:
+        with ShardedWriter(prefix, num_shards) as writer:
             pass
     (tmp_path / "out-extra.tfrecord").write_bytes(b"")
-    assert records.other_shards(prefix, writer.paths) == records.shard_paths(prefix, 2)
+    assert other_shards(prefix, writer.paths) == shard_paths(prefix, 2)
 
 
 def test_pretraining_dataset(tmp_path, ledger_instances):
     prefix = str(tmp_path / "out")
-    with records.ShardedWriter(prefix, 2) as writer:
+    with ShardedWriter(prefix, 2) as writer:
         for instance in ledger_instances:
             writer.write(records.serialize_instance(instance, L, P))
     pattern = prefix + "-*.tfrecord"
@@ -117,6 +118,71 @@ def test_pretraining_dataset(tmp_path, ledger_instances):
     assert {row.tobytes() for row in same} <= written
     with pytest.raises(ValueError, match="no TFRecord file matches"):
         records.pretraining_dataset(str(tmp_path / "none*"), 3, L, P)
+
+
+def earlier_record(instance):
+    """A record as albert_tf wrote them before issue #18 (its own feature names)."""
+    def ints(values, length):
+        return tf.train.Feature(int64_list=tf.train.Int64List(value=padded([values], length)[0]))
+
+    n, k = len(instance.token_ids), len(instance.mask_ids)
+    feature = {
+        "token_ids": ints(instance.token_ids, L), "segment_ids": ints(instance.segment_ids, L),
+        "padding_mask": ints(np.ones(n), L), "mask_positions": ints(instance.mask_positions, P),
+        "mask_ids": ints(instance.mask_ids, P),
+        "mask_weights": tf.train.Feature(float_list=tf.train.FloatList(
+            value=[1.0] * k + [0.0] * (P - k))),
+        "sop_label": ints([instance.sop_label], 1),
+    }
+    return tf.train.Example(features=tf.train.Features(feature=feature)).SerializeToString()
+
+
+def write_file(path, serialized):
+    with tf.io.TFRecordWriter(str(path)) as f:
+        for record in serialized:
+            f.write(record)
+
+
+def test_earlier_albert_tf_records_are_read_alone_and_mixed(tmp_path, ledger_instances):
+    """Records of the earlier layout read as the current ones, also in one glob with
+    them (each record keeps its own values)."""
+    first, second = ledger_instances[:20], ledger_instances[20:35]
+    write_file(tmp_path / "a-old.tfrecord", [earlier_record(i) for i in first])
+    write_file(tmp_path / "b-new.tfrecord", [records.serialize_instance(i, L, P) for i in second])
+    write_file(tmp_path / "c-new.tfrecord", [records.serialize_instance(i, L, P) for i in first])
+    assert records.record_layout(str(tmp_path / "a-old.tfrecord"), L, P) == records.ALBERT_TF_V1
+    assert records.record_layout(str(tmp_path / "b-new.tfrecord"), L, P) == records.GOOGLE
+    old = records.read_records(str(tmp_path / "a-*"), L, P)
+    new = records.read_records(str(tmp_path / "c-*"), L, P)
+    both = records.read_records(str(tmp_path / "[ab]-*"), L, P)  # read one from each in turn
+    order = [x for pair in zip(first, second) for x in pair] + list(first[len(second):])
+    for key in records.INPUT_KEYS + records.LABEL_KEYS:
+        np.testing.assert_array_equal(old[key], new[key], err_msg=key)
+        assert old[key].dtype == new[key].dtype
+    np.testing.assert_array_equal(both["token_ids"], padded([i.token_ids for i in order], L))
+    np.testing.assert_array_equal(both["mask_weights"],
+                                  padded([np.ones(len(i.mask_ids)) for i in order], P))
+    np.testing.assert_array_equal(both["sop_label"], [i.sop_label for i in order])
+
+
+def test_reader_names_the_file_that_is_not_pretraining_records(tmp_path, ledger_instances):
+    good = tmp_path / "good.tfrecord"
+    write_file(good, [records.serialize_instance(ledger_instances[0], L, P)])
+    with pytest.raises(ValueError, match=rf"good.tfrecord: input_ids holds {L} values per "
+                                         rf"record; max_seq_length is {L + 1}"):
+        records.pretraining_dataset(str(good), 2, L + 1, P)
+    with pytest.raises(ValueError, match=rf"masked_lm_positions holds {P} values per record; "
+                                         rf"max_predictions_per_seq is {P - 1}"):
+        records.pretraining_dataset(str(good), 2, L, P - 1)
+    other = tmp_path / "other.tfrecord"
+    example = tf.train.Example(features=tf.train.Features(feature={
+        "text": tf.train.Feature(bytes_list=tf.train.BytesList(value=[b"hi"]))}))
+    write_file(other, [example.SerializeToString()])
+    with pytest.raises(ValueError, match=r"other.tfrecord: not pretraining records: features "
+                                         r"\['text'\]; expected Google's \(input_ids, "):
+        records.read_records(str(tmp_path / "*.tfrecord"), L, P)
+    write_file(tmp_path / "empty.tfrecord", [])  # an empty shard is fine
+    assert len(records.read_records([str(good), str(tmp_path / "empty*")], L, P)["sop_label"]) == 1
 
 
 def test_windowed_and_shuffled():

@@ -6,13 +6,18 @@ Data side (`python -m albert_tf.create_pretraining_data`):
 - `sentences`: the prose sentence splitter and chapter-heading rule.
 - `instances`: segment pairs with SOP (or NSP) labels, per document.
 - `masking`: whole-word n-gram masking, 80/10/10 corruption.
-- `records`: the TFRecord format, the sharded writer and the reader
-  `pretraining_dataset`.
+- `records`: the TFRecord format (google-research/albert's feature names)
+  and the reader `pretraining_dataset` (which also takes albert_tf's earlier
+  records); `writer`: the sharded, atomic writer.
 - `options`: `DataOptions`, the settings of a run.
 - `pipeline`: the streamed run over a corpus (`create_pretraining_data`).
+- `statistics`: the distribution of a set of records (lengths, masking,
+  n-gram runs, labels), to compare with the reference's.
 
-Names are imported on first use, so the text-side modules load without
-TensorFlow (only `records` and `pipeline` need it).
+The sampling is the reference's by default (`DataOptions` names each choice
+and an alternative). Names are imported on first use, so the text-side
+modules load without TensorFlow (only `records`, `writer` and `pipeline`
+need it).
 """
 
 from albert_tf.lazy import lazy_exports
@@ -23,6 +28,7 @@ _EXPORTS = {
     "pretraining_dataset": "albert_tf.pretraining.records",
     "read_records": "albert_tf.pretraining.records",
     "feature_spec": "albert_tf.pretraining.records",
+    "record_statistics": "albert_tf.pretraining.statistics",
     "read_documents": "albert_tf.pretraining.documents",
     "split_sentences": "albert_tf.pretraining.sentences",
     "mask_sequence": "albert_tf.pretraining.masking",

@@ -5,27 +5,35 @@ the tokens (at most `max_predictions_per_seq`) as n-grams of whole WORDS and
 corrupts them BERT's way: 80% `[MASK]`, 10% a random ordinary token, 10%
 unchanged (decided per token, as in the reference).
 
-Words. A word is a piece that starts one plus the pieces that continue it. A
-piece continues the word before it when it has no leading "▁" and consists
-of ASCII letters only ("▁unbe" "liev" "able"); punctuation, digits and other
-pieces start a word of their own. This is google-research/albert's
-`_is_start_piece_sp` rule (which also makes "," or "2" words of their own),
-without its quirk for pieces mixing letters and punctuation. Unlike the
-reference, a word never continues across `[SEP]` (the reference glues a
-continuation piece that opens segment B, e.g. after truncation, to the last
-word of A), and no n-gram spans both segments: spans are contiguous text.
+Words. A word is a piece that starts one plus the pieces that continue it.
+Which pieces continue a word is the vocabulary type's rule (`WORD_RULES`,
+chosen by the tokenizer's `vocabulary_type`): for SentencePiece, a piece
+without a leading "▁" that consists of ASCII letters only ("▁unbe" "liev"
+"able"); punctuation, digits and other pieces start a word of their own. That
+is google-research/albert's `_is_start_piece_sp` (in ALBERT's 30k-clean
+vocabulary the two rules differ on 9 pieces, "**", "://", "!!" and the like,
+none of which occurs in the shared Gutenberg corpus). For WordPiece, a piece
+that starts with "##" (the reference's `_is_start_piece_bert`). A word never
+continues across `[SEP]`; the reference glues a continuation piece that
+opens segment B (after truncation) to the last word of A, a rare case not
+reproduced.
 
-N-gram lengths. The paper draws the length n of each span with
-p(n) = (1/n) / sum_k (1/k), k = 1..max_ngram (6/11, 3/11, 2/11 for 3). The
-reference draws n per shuffled start position and then shortens or drops the
-span when it runs past the text, overlaps an earlier span or the budget,
-which skews the masked spans towards unigrams. Here n is drawn first and the
-span is placed at a random start where n whole words fit (same segment, none
-masked yet, within the remaining budget); only when no such start exists is n
-shortened. So the realised lengths follow p(n) except for the last span of a
-sequence, which the budget may shorten. Measured on Pride and Prejudice
-(max_seq_length 128, 20 predictions, ~8 spans a sequence): 57.2/26.5/16.3%
-here, 59.7/25.8/14.6% with the reference's procedure, for 54.5/27.3/18.2%.
+N-gram placement (`ngram_placement`). The paper draws the length n of each
+span with p(n) = (1/n) / sum_k (1/k), k = 1..max_ngram (6/11, 3/11, 2/11 for 3).
+
+- `per_start` (the default, the reference's procedure): the words are visited
+  in a random order; for each, n is drawn and the span of n words starting
+  there (fewer at the end of the sequence) is shortened until it fits the
+  remaining budget, then skipped if it overlaps a span already masked. Spans
+  may cross the middle `[SEP]`. Skipping and shortening skew the realised
+  lengths towards unigrams: masked runs of 1/2/3/4+ words are 54.1/26.7/15.9/
+  3.3% on the shared Gutenberg corpus at 128 tokens (adjacent spans merge
+  into runs of 4+), the same in Google's output and here.
+- `fit_first`: n is drawn first and the span placed at a random start where n
+  whole words of one segment fit (none masked yet, within the budget); only
+  when no such start exists is n shortened. The realised lengths follow p(n)
+  except for the last span of a sequence, which the budget may shorten: runs
+  of 50.3/27.7/18.0/3.9% on the same corpus.
 
 Randomness comes only from the `numpy.random.Generator` passed in. (The
 reference drew n from numpy's GLOBAL generator, `np.random.choice`, which its
@@ -38,8 +46,26 @@ import re
 import numpy as np
 
 UNDERLINE = "\u2581"
-_CONTINUATION = re.compile(r"[A-Za-z]+")
+_LETTERS = re.compile(r"[A-Za-z]+")
 MASK_PROB, RANDOM_PROB = 0.8, 0.1  # the rest (0.1) keeps the original token
+PER_START, FIT_FIRST = "per_start", "fit_first"
+NGRAM_PLACEMENTS = (PER_START, FIT_FIRST)
+
+
+def sentencepiece_continues_word(piece):
+    """"liev" in "▁unbe" "liev" "able": no "▁", ASCII letters only."""
+    return not piece.startswith(UNDERLINE) and bool(_LETTERS.fullmatch(piece))
+
+
+def wordpiece_continues_word(piece):
+    """"##able" in "un" "##believ" "##able"."""
+    return piece.startswith("##")
+
+
+# Whether a piece continues the word before it, by `vocabulary_type` (the
+# names of `albert_tf.tokenizer.base` vocabulary types).
+WORD_RULES = {"sentencepiece": sentencepiece_continues_word,
+              "wordpiece": wordpiece_continues_word}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -49,8 +75,8 @@ class VocabularyTables:
     Attributes:
         continues_word: bool `(vocabulary_size,)`, True for pieces that
             continue the word before them.
-        special: bool `(vocabulary_size,)`, True for control and unknown
-            pieces (`<pad>`, `<unk>`, `[CLS]`, `[SEP]`, `[MASK]`).
+        special: bool `(vocabulary_size,)`, True for `<pad>`, `<unk>`,
+            `[CLS]`, `[SEP]`, `[MASK]`.
         random_ids: int32, the ids a token may be replaced by (not special).
         cls_id, sep_id, mask_id: ids of `[CLS]`, `[SEP]`, `[MASK]`.
     """
@@ -63,10 +89,10 @@ class VocabularyTables:
     mask_id: int
 
     @classmethod
-    def from_pieces(cls, pieces, special_ids, cls_id, sep_id, mask_id):
-        """Tables from the pieces in id order and the ids that are special."""
-        continues = np.array([not p.startswith(UNDERLINE) and bool(_CONTINUATION.fullmatch(p))
-                              for p in pieces], dtype=bool)
+    def from_pieces(cls, pieces, special_ids, cls_id, sep_id, mask_id,
+                    continues_word=sentencepiece_continues_word):
+        """Tables from the pieces in id order, the ids that are special and the word rule."""
+        continues = np.array([continues_word(p) for p in pieces], dtype=bool)
         special = np.zeros(len(pieces), dtype=bool)
         special[list(special_ids)] = True
         continues &= ~special
@@ -75,13 +101,16 @@ class VocabularyTables:
 
     @classmethod
     def from_tokenizer(cls, tokenizer):
-        """Tables of an `albert_tf.tokenizer.HostTokenizer`."""
-        sp = tokenizer.vocab.sp
-        size = tokenizer.vocabulary_size
-        special = [i for i in range(size) if sp.is_control(i) or sp.is_unknown(i)]
-        special += [tokenizer.pad_id, tokenizer.cls_id, tokenizer.sep_id, tokenizer.mask_id]
-        return cls.from_pieces([sp.id_to_piece(i) for i in range(size)], set(special),
-                               tokenizer.cls_id, tokenizer.sep_id, tokenizer.mask_id)
+        """Tables of a host tokenizer (the protocol of `albert_tf.tokenizer.base`)."""
+        rule = WORD_RULES.get(tokenizer.vocabulary_type)
+        if rule is None:
+            raise ValueError(f"no whole-word rule for vocabulary type "
+                             f"{tokenizer.vocabulary_type!r}; known: {', '.join(WORD_RULES)}")
+        special = {tokenizer.pad_id, tokenizer.unk_id, tokenizer.cls_id, tokenizer.sep_id,
+                   tokenizer.mask_id}
+        pieces = [tokenizer.id_to_piece(i) for i in range(tokenizer.vocabulary_size)]
+        return cls.from_pieces(pieces, special, tokenizer.cls_id, tokenizer.sep_id,
+                               tokenizer.mask_id, rule)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -93,12 +122,15 @@ class MaskedSequence:
         positions: int32 `(num_masked,)`, ascending positions predicted.
         label_ids: int32 `(num_masked,)`, the original ids there.
         span_lengths: int32 `(num_spans,)`, words per n-gram, in placement order.
+        word_starts: bool `(seq_length,)`, True where a word starts (the
+            reference's `token_boundary`, which also marks `[CLS]`/`[SEP]`).
     """
 
     token_ids: np.ndarray
     positions: np.ndarray
     label_ids: np.ndarray
     span_lengths: np.ndarray
+    word_starts: np.ndarray
 
 
 def ngram_probabilities(max_ngram):
@@ -132,6 +164,43 @@ def word_spans(token_ids, tables):
     return starts, ends, segment
 
 
+def _draw_lengths(probabilities, count, rng):
+    """`count` n-gram lengths in 1..len(probabilities), int64."""
+    cdf = np.cumsum(probabilities)
+    return np.minimum(np.searchsorted(cdf, rng.random(count), side="right"),
+                      len(probabilities) - 1) + 1
+
+
+def spans_per_start(starts, ends, segment, budget, probabilities, rng):
+    """The reference's placement (see the module docstring); `segment` is unused:
+    spans may cross `[SEP]`.
+
+    Returns:
+        `list[(first_word, n)]` in placement order.
+    """
+    del segment
+    num_words = len(starts)
+    # Tokens of words w..w+n-1: before[w + n] - before[w] (they need not be adjacent).
+    before = np.concatenate([[0], np.cumsum(ends - starts)])
+    order = rng.permutation(num_words)
+    drawn = _draw_lengths(probabilities, num_words, rng)  # one n per start, as the reference
+    covered = np.zeros(num_words, dtype=bool)
+    spans, used = [], 0
+    for first, n in zip(order.tolist(), drawn.tolist()):
+        if used >= budget:
+            break
+        n = min(n, num_words - first)
+        while n > 1 and before[first + n] - before[first] > budget - used:
+            n -= 1
+        size = int(before[first + n] - before[first])
+        if size > budget - used or covered[first:first + n].any():
+            continue
+        covered[first:first + n] = True
+        used += size
+        spans.append((first, n))
+    return spans
+
+
 def _best_start(n, starts, ends, segment, covered, rank, room):
     """The first word, in the random order `rank`, where an n-word span fits; -1 if none."""
     count = len(starts) - n + 1
@@ -147,24 +216,21 @@ def _best_start(n, starts, ends, segment, covered, rank, room):
     return int(candidates[np.argmin(rank[candidates])])
 
 
-def choose_spans(starts, ends, segment, budget, probabilities, rng):
-    """Places whole-word n-grams until `budget` tokens are covered or nothing fits.
+def spans_fit_first(starts, ends, segment, budget, probabilities, rng):
+    """Places whole-word n-grams, n drawn first, until `budget` tokens are covered
+    or nothing fits (see the module docstring).
 
     Returns:
         `list[(first_word, n)]` in placement order.
     """
     num_words = len(starts)
     rank = rng.permutation(num_words)
-    # One draw per possible span: every span takes at least one token.
-    cdf = np.cumsum(probabilities)
-    drawn = np.minimum(np.searchsorted(cdf, rng.random(budget), side="right"),
-                       len(probabilities) - 1) + 1
+    drawn = _draw_lengths(probabilities, budget, rng)  # every span takes at least one token
     covered = np.zeros(num_words, dtype=bool)
     spans, used = [], 0
-    for n in drawn:
+    for n in drawn.tolist():
         if used >= budget:
             break
-        n = int(n)
         first = _best_start(n, starts, ends, segment, covered, rank, budget - used)
         while first < 0 and n > 1:  # shorten only when n words fit nowhere
             n -= 1
@@ -177,7 +243,11 @@ def choose_spans(starts, ends, segment, budget, probabilities, rng):
     return spans
 
 
-def mask_sequence(token_ids, tables, rng, masked_lm_prob, max_predictions_per_seq, max_ngram):
+PLACEMENTS = {PER_START: spans_per_start, FIT_FIRST: spans_fit_first}
+
+
+def mask_sequence(token_ids, tables, rng, masked_lm_prob, max_predictions_per_seq, max_ngram,
+                  ngram_placement=PER_START):
     """Masks whole-word n-grams of one `[CLS] A [SEP] B [SEP]` sequence.
 
     Args:
@@ -187,6 +257,7 @@ def mask_sequence(token_ids, tables, rng, masked_lm_prob, max_predictions_per_se
         masked_lm_prob: share of the tokens to predict (0.15).
         max_predictions_per_seq: the cap on predicted tokens.
         max_ngram: the longest span in words.
+        ngram_placement: "per_start" (the reference's) or "fit_first".
 
     Returns:
         `MaskedSequence`. Special tokens are never chosen.
@@ -194,12 +265,11 @@ def mask_sequence(token_ids, tables, rng, masked_lm_prob, max_predictions_per_se
     token_ids = np.asarray(token_ids, dtype=np.int32)
     starts, ends, segment = word_spans(token_ids, tables)
     budget = prediction_budget(len(token_ids), masked_lm_prob, max_predictions_per_seq)
-    spans = choose_spans(starts, ends, segment, budget, ngram_probabilities(max_ngram), rng)
-    if spans:
-        positions = np.sort(np.concatenate(
-            [np.arange(starts[w], ends[w + n - 1]) for w, n in spans])).astype(np.int32)
-    else:
-        positions = np.zeros(0, dtype=np.int32)
+    spans = PLACEMENTS[ngram_placement](starts, ends, segment, budget,
+                                        ngram_probabilities(max_ngram), rng)
+    words = [w for first, n in spans for w in range(first, first + n)]
+    positions = np.sort(np.concatenate(
+        [np.arange(starts[w], ends[w]) for w in words] or [[]])).astype(np.int32)
     labels = token_ids[positions]
     corrupted = token_ids.copy()
     draw = rng.random(len(positions))
@@ -207,5 +277,7 @@ def mask_sequence(token_ids, tables, rng, masked_lm_prob, max_predictions_per_se
     corrupted[positions] = np.where(draw < MASK_PROB, tables.mask_id,
                                     np.where(draw < MASK_PROB + RANDOM_PROB, replacements,
                                              labels))
+    word_starts = tables.special[token_ids].copy()
+    word_starts[starts] = True
     return MaskedSequence(corrupted, positions, labels,
-                          np.array([n for _, n in spans], dtype=np.int32))
+                          np.array([n for _, n in spans], dtype=np.int32), word_starts)

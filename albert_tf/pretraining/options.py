@@ -7,7 +7,8 @@ bad settings at once.
 import dataclasses
 
 from albert_tf.pretraining.documents import INPUT_FORMATS
-from albert_tf.pretraining.instances import InstanceOptions
+from albert_tf.pretraining.instances import SINGLE_SENTENCES, TARGET_LENGTHS, InstanceOptions
+from albert_tf.pretraining.masking import NGRAM_PLACEMENTS
 from albert_tf.settings import (CLOSED_PROBABILITY, NON_NEGATIVE, OPEN_PROBABILITY, POSITIVE,
                                 Settings, at_least, setting)
 
@@ -16,8 +17,12 @@ from albert_tf.settings import (CLOSED_PROBABILITY, NON_NEGATIVE, OPEN_PROBABILI
 class DataOptions(Settings):
     """Settings of `create_pretraining_data`; invalid values raise `ValueError`.
 
-    Defaults are the reference's, except `dupe_factor` (10, BERT's default;
-    ALBERT's script used 40, which multiplies the output by 40).
+    Defaults are the reference's (google-research/albert
+    `create_pretraining_data.py`), so that the data has its distribution,
+    except `dupe_factor` (10, BERT's default; ALBERT's script used 40, which
+    multiplies the output by 40). `target_length`, `single_sentence` and
+    `ngram_placement` name the reference's sampling choices and an
+    alternative to each (see `instances` and `masking`).
     """
 
     input_format: str = setting(
@@ -35,6 +40,21 @@ class DataOptions(Settings):
                                     rule=CLOSED_PROBABILITY)
     random_next_sentence: bool = setting(
         False, "NSP-style negatives (B from another document) instead of SOP swaps.")
+    target_length: str = setting(
+        "per_document", "When the target length is drawn (see --short_seq_prob): "
+        "per_document: once per document (the reference); per_chunk: anew for every segment "
+        "pair, spreading the short inputs over all documents.", choices=TARGET_LENGTHS)
+    single_sentence: str = setting(
+        "random_b", "A chunk of one sentence (longer than the target, or a document's last): "
+        "random_b: B from a random other document, label 1 even for SOP (the reference); "
+        "split: the sentence cut at a random word boundary, labelled like any pair.",
+        choices=SINGLE_SENTENCES)
+    ngram_placement: str = setting(
+        "per_start", "How masked n-grams are placed: per_start: n drawn for each start word in "
+        "random order, the span shortened to the budget or skipped when it overlaps (the "
+        "reference; spans may cross the middle [SEP]); fit_first: n drawn first, then placed "
+        "where n whole words of one segment fit, realising p(n) ~ 1/n more closely.",
+        choices=NGRAM_PLACEMENTS)
     random_seed: int = setting(12345, "Seed of every random choice.", rule=NON_NEGATIVE)
     num_shards: int = setting(1, "Output files (records go round-robin).", rule=POSITIVE)
     document_window: int = setting(
@@ -52,4 +72,6 @@ class DataOptions(Settings):
             max_seq_length=self.max_seq_length,
             max_predictions_per_seq=self.max_predictions_per_seq,
             masked_lm_prob=self.masked_lm_prob, max_ngram=self.max_ngram,
-            short_seq_prob=self.short_seq_prob, random_next_sentence=self.random_next_sentence)
+            short_seq_prob=self.short_seq_prob, random_next_sentence=self.random_next_sentence,
+            target_length=self.target_length, single_sentence=self.single_sentence,
+            ngram_placement=self.ngram_placement)

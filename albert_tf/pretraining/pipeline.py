@@ -2,10 +2,11 @@
 
 The corpus is read `dupe_factor` times (each pass draws new segment cuts and
 new masks), one document at a time. At any moment memory holds a window of
-`document_window` documents read ahead (processed in random order, and the
-source of NSP's random documents) plus the last `document_window` processed,
-and `shuffle_buffer` serialized records waiting to be written. So the corpus
-may be far larger than memory; the window and the buffer bound what is held.
+`document_window` documents read ahead (processed in random order) plus the
+last `document_window` processed (together the source of random segments B:
+NSP negatives and single-sentence chunks), and `shuffle_buffer` serialized
+records waiting to be written. So the corpus may be far larger than memory;
+the window and the buffer bound what is held.
 
 The reference (google-research/albert `create_pretraining_data.py`) instead
 loads every document, shuffles all of them, builds every instance of every
@@ -26,8 +27,9 @@ import time
 import numpy as np
 
 from albert_tf.pretraining import records as records_lib
+from albert_tf.pretraining import writer as writer_lib
 from albert_tf.pretraining.documents import read_documents, tokenize_document
-from albert_tf.pretraining.instances import document_instances
+from albert_tf.pretraining.instances import RANDOM_B, document_instances
 from albert_tf.pretraining.masking import VocabularyTables
 from albert_tf.pretraining.summary import Summary
 
@@ -85,7 +87,6 @@ def _serialized_instances(input_files, tokenizer, tables, options, rng, summary,
         summary.passes += 1
         documents = _tokenized_documents(input_files, tokenizer, options.input_format)
         for document, others in windowed(documents, options.document_window, rng):
-            others = others if options.random_next_sentence else ()
             for instance in document_instances(document, rng, tables, instance_options, others):
                 summary.add(instance, tables.mask_id)
                 yield records_lib.serialize_instance(instance, options.max_seq_length,
@@ -102,7 +103,7 @@ def create_pretraining_data(input_files, tokenizer, output_prefix, options, prog
         input_files: text files in `options.input_format` (see `documents`).
         tokenizer: `albert_tf.tokenizer.HostTokenizer`.
         output_prefix: shards go to `PREFIX-0000i-of-0000N.tfrecord`
-            (`records.shard_paths`); each appears only once complete.
+            (`writer.shard_paths`); each appears only once complete.
         options: `options.DataOptions`.
         progress: optional `progress.Progress` (or anything with `update`).
 
@@ -112,13 +113,14 @@ def create_pretraining_data(input_files, tokenizer, output_prefix, options, prog
     start = time.monotonic()
     rng = np.random.default_rng(options.random_seed)
     tables = VocabularyTables.from_tokenizer(tokenizer)
-    summary = Summary(max_ngram=options.max_ngram, nsp=options.random_next_sentence)
+    summary = Summary(max_ngram=options.max_ngram, nsp=options.random_next_sentence,
+                      random_singles=options.single_sentence == RANDOM_B)
     stream = _serialized_instances(input_files, tokenizer, tables, options, rng, summary,
                                    progress)
-    with records_lib.ShardedWriter(output_prefix, options.num_shards) as writer:
+    with writer_lib.ShardedWriter(output_prefix, options.num_shards) as writer:
         for record in shuffled(stream, options.shuffle_buffer, rng):
             writer.write(record)
     summary.files, summary.counts = tuple(writer.paths), tuple(writer.counts)
-    summary.other_shards = tuple(records_lib.other_shards(output_prefix, writer.paths))
+    summary.other_shards = tuple(writer_lib.other_shards(output_prefix, writer.paths))
     summary.seconds = time.monotonic() - start
     return summary

@@ -1,43 +1,64 @@
 """Pretraining instances as TFRecord files of `tf.train.Example`s, and back.
 
-One record per instance, every feature a fixed-length list, zero-padded:
+The records are google-research/albert's: `create_pretraining_data.py` writes
+the same features and `run_pretraining.py` reads these files. One record per
+instance, every feature a fixed-length list, zero-padded:
 
-| feature          | type  | length                  | content                                 |
-|------------------|-------|-------------------------|-----------------------------------------|
-| `token_ids`      | int64 | max_seq_length          | `[CLS] A [SEP] B [SEP]`, masked, then 0 |
-| `segment_ids`    | int64 | max_seq_length          | 0 `[CLS] A [SEP]`, 1 `B [SEP]`, then 0  |
-| `padding_mask`   | int64 | max_seq_length          | 1 for real tokens, 0 padding            |
-| `mask_positions` | int64 | max_predictions_per_seq | positions predicted, ascending, then 0  |
-| `mask_ids`       | int64 | max_predictions_per_seq | original ids there, then 0              |
-| `mask_weights`   | float | max_predictions_per_seq | 1.0 per real prediction, then 0.0       |
-| `sop_label`      | int64 | 1                       | 0 in order, 1 swapped (NSP: random B)   |
+| feature                | length      | content (int64; the weights float)   | read as        |
+|------------------------|-------------|--------------------------------------|----------------|
+| `input_ids`            | seq_length  | `[CLS] A [SEP] B [SEP]`, masked, 0s  | token_ids      |
+| `input_mask`           | seq_length  | 1 for real tokens, then 0            | padding_mask   |
+| `segment_ids`          | seq_length  | 0 `[CLS] A [SEP]`, 1 `B [SEP]`, 0s   | segment_ids    |
+| `token_boundary`       | seq_length  | 1 at word starts and `[CLS]`/`[SEP]` | (not read)     |
+| `masked_lm_positions`  | predictions | positions predicted, ascending, 0s   | mask_positions |
+| `masked_lm_ids`        | predictions | the original ids there, then 0       | mask_ids       |
+| `masked_lm_weights`    | predictions | 1.0 per prediction, then 0.0         | mask_weights   |
+| `next_sentence_labels` | 1           | 0 in order; 1 swapped or B random    | sop_label      |
 
-The names are this project's (keras-hub's), not the reference's
-(`input_ids`, `input_mask`, `masked_lm_*`, `next_sentence_labels`).
+(`next_sentence_labels` holds the sentence-order label: the reference kept
+BERT's name. `token_boundary` is what its `run_pretraining.py
+--masked_lm_budget` masks on the fly from.)
+
+This module is the one place where the record names are translated to this
+project's (keras-hub's), which `pretraining_dataset` yields. The reader also
+takes the records albert_tf wrote before (layout `albert_tf_v1`: the Python
+names as feature names, no `token_boundary`), and a mix of both.
 """
 
 import glob
-import os
-import tempfile
 
 import numpy as np
 import tensorflow as tf
 
+GOOGLE, ALBERT_TF_V1 = "google", "albert_tf_v1"
+SEQUENCE, PREDICTIONS, ONE = "sequence", "predictions", "one"
+# (Python name, name in Google's records, length, type), in the reader's order.
+FEATURES = (
+    ("token_ids", "input_ids", SEQUENCE, tf.int64),
+    ("segment_ids", "segment_ids", SEQUENCE, tf.int64),
+    ("padding_mask", "input_mask", SEQUENCE, tf.int64),
+    ("mask_positions", "masked_lm_positions", PREDICTIONS, tf.int64),
+    ("mask_ids", "masked_lm_ids", PREDICTIONS, tf.int64),
+    ("mask_weights", "masked_lm_weights", PREDICTIONS, tf.float32),
+    ("sop_label", "next_sentence_labels", ONE, tf.int64),
+)
+RECORD_NAMES = {GOOGLE: {name: stored for name, stored, _, _ in FEATURES},
+                ALBERT_TF_V1: {name: name for name, _, _, _ in FEATURES}}
 INPUT_KEYS = ("token_ids", "segment_ids", "padding_mask", "mask_positions")
 LABEL_KEYS = ("mask_ids", "mask_weights", "sop_label")
 SHUFFLE_BUFFER = 10_000
 
 
-def feature_spec(max_seq_length, max_predictions_per_seq):
-    """The `tf.io.parse_example` spec of the records."""
-    sequence = tf.io.FixedLenFeature([max_seq_length], tf.int64)
-    predictions = tf.io.FixedLenFeature([max_predictions_per_seq], tf.int64)
-    return {
-        "token_ids": sequence, "segment_ids": sequence, "padding_mask": sequence,
-        "mask_positions": predictions, "mask_ids": predictions,
-        "mask_weights": tf.io.FixedLenFeature([max_predictions_per_seq], tf.float32),
-        "sop_label": tf.io.FixedLenFeature([1], tf.int64),
-    }
+def _lengths(max_seq_length, max_predictions_per_seq):
+    return {SEQUENCE: max_seq_length, PREDICTIONS: max_predictions_per_seq, ONE: 1}
+
+
+def feature_spec(max_seq_length, max_predictions_per_seq, layout=GOOGLE):
+    """The `tf.io.parse_example` spec of the features read, by their names in `layout`."""
+    lengths = _lengths(max_seq_length, max_predictions_per_seq)
+    names = RECORD_NAMES[layout]
+    return {names[name]: tf.io.FixedLenFeature([lengths[length]], dtype)
+            for name, _, length, dtype in FEATURES}
 
 
 def _padded(values, length):
@@ -58,78 +79,19 @@ def serialize_instance(instance, max_seq_length, max_predictions_per_seq):
                          f"{max_seq_length} / {max_predictions_per_seq}")
     weights = [1.0] * num_masked + [0.0] * (max_predictions_per_seq - num_masked)
     feature = {
-        "token_ids": _ints(_padded(instance.token_ids, max_seq_length)),
+        "input_ids": _ints(_padded(instance.token_ids, max_seq_length)),
+        "input_mask": _ints(_padded(np.ones(length), max_seq_length)),
         "segment_ids": _ints(_padded(instance.segment_ids, max_seq_length)),
-        "padding_mask": _ints(_padded(np.ones(length), max_seq_length)),
-        "mask_positions": _ints(_padded(instance.mask_positions, max_predictions_per_seq)),
-        "mask_ids": _ints(_padded(instance.mask_ids, max_predictions_per_seq)),
-        "mask_weights": tf.train.Feature(float_list=tf.train.FloatList(value=weights)),
-        "sop_label": _ints([int(instance.sop_label)]),
+        "token_boundary": _ints(_padded(instance.word_starts, max_seq_length)),
+        "masked_lm_positions": _ints(_padded(instance.mask_positions, max_predictions_per_seq)),
+        "masked_lm_ids": _ints(_padded(instance.mask_ids, max_predictions_per_seq)),
+        "masked_lm_weights": tf.train.Feature(float_list=tf.train.FloatList(value=weights)),
+        "next_sentence_labels": _ints([int(instance.sop_label)]),
     }
     example = tf.train.Example(features=tf.train.Features(feature=feature))
     # `feature` is a protobuf map, serialized in an order that may change from
     # one process to the next unless asked to be deterministic (sorted keys).
     return example.SerializeToString(deterministic=True)
-
-
-def shard_paths(prefix, num_shards):
-    """`PREFIX-00000-of-0000N.tfrecord`, ... for every shard."""
-    return [f"{prefix}-{i:05d}-of-{num_shards:05d}.tfrecord" for i in range(num_shards)]
-
-
-def other_shards(prefix, paths):
-    """Files named like shards of `prefix` that are not `paths` (an earlier run's,
-    with another `num_shards`): a glob over the prefix would read them too."""
-    found = glob.glob(glob.escape(prefix) + "-[0-9][0-9][0-9][0-9][0-9]-of-*.tfrecord")
-    return sorted(set(found) - set(paths))
-
-
-class ShardedWriter:
-    """Writes records round-robin to `num_shards` files, atomically as a set.
-
-    Each shard is written under a temporary name beside its final path; on a
-    clean exit all are renamed into place, on an error all are deleted, so a
-    reader never sees a half-written shard.
-    """
-
-    def __init__(self, prefix, num_shards):
-        self.paths = shard_paths(prefix, num_shards)
-        self.counts = [0] * num_shards
-        self._temps, self._writers, self._next = [], [], 0
-
-    def __enter__(self):
-        folder = os.path.dirname(os.path.abspath(self.paths[0]))
-        os.makedirs(folder, exist_ok=True)
-        for path in self.paths:
-            fd, temp = tempfile.mkstemp(prefix=f".{os.path.basename(path)}.tmp-", dir=folder)
-            os.close(fd)
-            self._temps.append(temp)
-            self._writers.append(tf.io.TFRecordWriter(temp))
-        return self
-
-    def write(self, record):
-        self._writers[self._next].write(record)
-        self.counts[self._next] += 1
-        self._next = (self._next + 1) % len(self._writers)
-
-    def __exit__(self, kind, value, traceback):
-        for writer in self._writers:
-            writer.close()
-        if kind is None:
-            for temp, path in zip(self._temps, self.paths):
-                os.chmod(temp, 0o666 & ~_umask())  # mkstemp makes 0600; give the usual mode
-                os.replace(temp, path)
-        else:
-            for temp in self._temps:
-                if os.path.exists(temp):
-                    os.remove(temp)
-        return False
-
-
-def _umask():
-    mask = os.umask(0)
-    os.umask(mask)
-    return mask
 
 
 def _files(file_pattern):
@@ -138,6 +100,64 @@ def _files(file_pattern):
     if not files:
         raise ValueError(f"no TFRecord file matches {file_pattern!r}")
     return files
+
+
+def record_layout(path, max_seq_length, max_predictions_per_seq):
+    """The layout of the records in `path` (`GOOGLE` or `ALBERT_TF_V1`), from its
+    first record; None for an empty file.
+
+    Raises:
+        ValueError: naming the file, when its records are not pretraining
+            records or were written with other lengths.
+    """
+    first = next(iter(tf.data.TFRecordDataset(path).take(1)), None)
+    if first is None:
+        return None
+    feature = tf.train.Example.FromString(first.numpy()).features.feature
+    layouts = [k for k, names in RECORD_NAMES.items() if set(names.values()) <= set(feature)]
+    if not layouts:
+        raise ValueError(
+            f"{path}: not pretraining records: features {sorted(feature)}; expected Google's "
+            f"({', '.join(RECORD_NAMES[GOOGLE].values())}) or albert_tf's earlier "
+            f"({', '.join(RECORD_NAMES[ALBERT_TF_V1].values())})")
+    lengths = _lengths(max_seq_length, max_predictions_per_seq)
+    flags = {SEQUENCE: "max_seq_length", PREDICTIONS: "max_predictions_per_seq"}
+    for name, _, length, _ in FEATURES:
+        stored = RECORD_NAMES[layouts[0]][name]
+        kind = feature[stored].WhichOneof("kind")  # None for a feature without values
+        size = len(getattr(feature[stored], kind).value) if kind else 0
+        if size != lengths[length]:
+            raise ValueError(f"{path}: {stored} holds {size} values per record; "
+                             f"{flags.get(length, 'the format')} is {lengths[length]}")
+    return layouts[0]
+
+
+def _parser(layouts, max_seq_length, max_predictions_per_seq):
+    """A function of a batch of serialized records -> `{Python name: tensor}`."""
+    specs = [feature_spec(max_seq_length, max_predictions_per_seq, k) for k in layouts]
+    names = [RECORD_NAMES[k] for k in layouts]
+    if len(layouts) == 1:
+        return lambda records: _renamed(tf.io.parse_example(records, specs[0]), names[0])
+    # Files of both layouts: every name parsed, a missing one filled with -1
+    # (ids, masks and weights are never negative), and each record's own kept.
+    spec = {stored: tf.io.FixedLenFeature(f.shape, f.dtype, default_value=np.full(f.shape, -1))
+            for layout_spec in specs for stored, f in layout_spec.items()}
+
+    def parse(records):
+        parsed = tf.io.parse_example(records, spec)
+        out = _renamed(parsed, names[0])
+        for layout_names in names[1:]:
+            present = parsed[layout_names["token_ids"]][:, :1] >= 0  # (batch, 1)
+            out = {name: tf.where(present, value, out[name])
+                   for name, value in _renamed(parsed, layout_names).items()}
+        return out
+
+    return parse
+
+
+def _renamed(parsed, names):
+    """`{Python name: tensor}` from tensors keyed by their stored `names`."""
+    return {name: parsed[stored] for name, stored in names.items()}
 
 
 def _to_model_inputs(batch):
@@ -154,11 +174,12 @@ def pretraining_dataset(file_pattern, batch_size, max_seq_length, max_prediction
     """A `tf.data.Dataset` of `(inputs, labels)` batches from the records.
 
     Args:
-        file_pattern: a glob (or a list of globs) of the shards.
+        file_pattern: a glob (or a list of globs) of the shards: Google's
+            records, albert_tf's earlier ones, or both (see the module docstring).
         batch_size: examples per batch. With `repeat`, every batch is full
             (static shapes for XLA/TPU); without it, the last may be smaller.
         max_seq_length, max_predictions_per_seq: the lengths the records were
-            written with (a mismatch fails at parse time).
+            written with (checked against each file's first record).
         shuffle_seed: None reads the files in name order, one record from
             each in turn (for up to 8 shards written by `ShardedWriter`, the
             order they were written in); an int shuffles files and records
@@ -171,8 +192,13 @@ def pretraining_dataset(file_pattern, batch_size, max_seq_length, max_prediction
         int32 `(batch_size, max_predictions_per_seq)`; labels `mask_ids` int32
         and `mask_weights` float32 `(batch_size, max_predictions_per_seq)`,
         `sop_label` int32 `(batch_size,)`.
+
+    Raises:
+        ValueError: no file matches; a file holds other records or other lengths.
     """
     files = _files(file_pattern)
+    found = {record_layout(f, max_seq_length, max_predictions_per_seq) for f in files}
+    layouts = [k for k in RECORD_NAMES if k in found] or [GOOGLE]
     dataset = tf.data.Dataset.from_tensor_slices(files)
     if shuffle_seed is not None:
         dataset = dataset.shuffle(len(files), seed=shuffle_seed)
@@ -184,8 +210,8 @@ def pretraining_dataset(file_pattern, batch_size, max_seq_length, max_prediction
     if shuffle_seed is not None:
         dataset = dataset.shuffle(shuffle_buffer, seed=shuffle_seed)
     dataset = dataset.batch(batch_size, drop_remainder=repeat)
-    spec = feature_spec(max_seq_length, max_predictions_per_seq)
-    dataset = dataset.map(lambda records: _to_model_inputs(tf.io.parse_example(records, spec)),
+    parse = _parser(layouts, max_seq_length, max_predictions_per_seq)
+    dataset = dataset.map(lambda records: _to_model_inputs(parse(records)),
                           num_parallel_calls=tf.data.AUTOTUNE, deterministic=True)
     return dataset.prefetch(tf.data.AUTOTUNE)
 

@@ -23,6 +23,8 @@ class Summary:
         span_lengths: `span_lengths[n - 1]`: masked n-grams of n words.
         labels: `labels[k]`: instances with `sop_label` k.
         nsp: whether labels are NSP's (random next) rather than SOP's.
+        random_singles: whether single-sentence chunks took B from another
+            document (label 1 also in SOP mode: `single_sentence="random_b"`).
         files: the shards written, `counts` records in each.
         other_shards: files named like shards of the same prefix that this
             run did not write (left by a run with another `num_shards`).
@@ -38,6 +40,7 @@ class Summary:
     span_lengths: np.ndarray = None
     labels: np.ndarray = None
     nsp: bool = False
+    random_singles: bool = False
     files: tuple = ()
     counts: tuple = ()
     other_shards: tuple = ()
@@ -67,7 +70,9 @@ class Summary:
         """The report printed by `python -m albert_tf.create_pretraining_data`."""
         share = lambda part, whole: f"{100.0 * part / max(whole, 1):.1f}%"  # noqa: E731
         spans = int(self.span_lengths.sum())
-        task = "NSP (B from another document)" if self.nsp else "SOP (swapped)"
+        task = ("NSP (B from another document)" if self.nsp else
+                "SOP (swapped, or a single sentence + B from another document)"
+                if self.random_singles else "SOP (swapped)")
         per_pass = self.documents // max(self.passes, 1)
         lines = [
             f"documents:  {per_pass:,} per pass x {self.passes} passes (dupe_factor)",
