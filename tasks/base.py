@@ -99,8 +99,12 @@ class Task(abc.ABC):
         return self.options_class.from_dict(settings.task_options)
 
     @abc.abstractmethod
-    def read_examples(self, data_dir, split):
-        """The examples of `split` read from `data_dir`."""
+    def read_examples(self, data_dir, split, options=None):
+        """The examples of `split` read from `data_dir`.
+
+        options: the task's validated options (`self.options(settings)`, None
+        for a task without any), for tasks whose files the options name.
+        """
 
     @abc.abstractmethod
     def featurize(self, examples, tokenizer, settings, split):

@@ -41,7 +41,7 @@ class GlueTask(Task):
     def is_regression(self):
         return self.spec.labels is None
 
-    def read_examples(self, data_dir, split):
+    def read_examples(self, data_dir, split, options=None):
         if not data_dir:
             raise ValueError(f"--data_dir is required for task {self.name!r} "
                              f"(the GLUE folder {self.spec.folder})")

@@ -258,7 +258,7 @@ class ClueTask(Task):
         self.name = spec.name
         self._ids = {label: i for i, label in enumerate(spec.labels)}
 
-    def read_examples(self, data_dir, split):
+    def read_examples(self, data_dir, split, options=None):
         if not data_dir:
             raise ValueError(f"--data_dir is required for task {self.name!r} (the folder "
                              "of its train.json, dev.json and test.json)")

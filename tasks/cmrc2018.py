@@ -118,7 +118,7 @@ class Cmrc2018Task(SquadTask):
     def __init__(self):
         super().__init__("cmrc2018", "1.1")
 
-    def read_examples(self, data_dir, split):
+    def read_examples(self, data_dir, split, options=None):
         """"train", "dev", "trial" (labelled) and "test" (CLUE's, unlabelled)."""
         if split not in SPLITS:
             raise ValueError(f"task {self.name!r} has no split {split!r}; splits: "

@@ -104,7 +104,7 @@ class SquadTask(Task):
                 return os.path.join(data_dir, name)
         raise FileNotFoundError(f"{data_dir}: no {' or '.join(names)}")
 
-    def read_examples(self, data_dir, split):
+    def read_examples(self, data_dir, split, options=None):
         """"train", "dev", and for v2.0 "heldout" (held out of "train")."""
         if split not in ("train", "heldout", "dev") or (split == "heldout" and not self.v2):
             raise ValueError(f"task {self.name!r} has no split {split!r}")

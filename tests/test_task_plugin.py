@@ -58,7 +58,7 @@ class QuestionTask(Task):
         return Recipe(learning_rate=1e-3, batch_size=4, train_steps=6, warmup_steps=1,
                       max_seq_length=16, dropout=0.0, classifier_dropout=0.0, source="test")
 
-    def read_examples(self, data_dir, split):
+    def read_examples(self, data_dir, split, options=None):
         with open(os.path.join(data_dir, f"{split}.jsonl"), encoding="utf-8") as f:
             return [json.loads(line) for line in f]
 

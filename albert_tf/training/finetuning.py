@@ -139,7 +139,8 @@ class Run:
 
     def examples(self, split):
         if split not in self._examples:
-            self._examples[split] = self.task.read_examples(self.settings.data_dir, split)
+            self._examples[split] = self.task.read_examples(
+                self.settings.data_dir, split, self.task.options(self.settings))
         return self._examples[split]
 
     def features(self, split):
