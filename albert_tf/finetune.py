@@ -126,7 +126,11 @@ def main(argv):
 
                 print(f"export: {export_run(settings.output_dir)}")
         if FLAGS.demo:
-            demo.finish(task, settings)
+            from albert_tf.training.run_folder import MODEL_DIR
+            from tasks.finetuned import build_serving_module
+
+            module, _ = build_serving_module(os.path.join(settings.output_dir, MODEL_DIR))
+            demo.finish(task, module)
 
 
 if __name__ == "__main__":

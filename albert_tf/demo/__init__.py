@@ -166,15 +166,11 @@ def _new_inputs(task_name, seed=7):
     return {"context": context, "question": questions[0][0]}
 
 
-def finish(task, settings):
-    """After a demo run: the fine-tuned model answers new raw text, through the
-    serving module its task exports (what TF Serving would run)."""
+def finish(task, module):
+    """After a demo run: the fine-tuned model answers new raw text, through
+    `module`, the serving module its task exports (what TF Serving would run)."""
     import tensorflow as tf
 
-    from albert_tf.training.run_folder import MODEL_DIR
-    from tasks.finetuned import build_serving_module
-
-    module, _ = build_serving_module(os.path.join(settings.output_dir, MODEL_DIR))
     inputs = _new_inputs(task.name)
     outputs = module.serving_default(**{k: tf.constant([v]) for k, v in inputs.items()})
     print()
