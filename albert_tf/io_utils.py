@@ -1,6 +1,8 @@
-"""Writing files and folders so that a failure never leaves half of one."""
+"""Files in and out: writing so that a failure never leaves half a file or
+folder, and reading text and JSON lines so that an error names its line."""
 
 import contextlib
+import json
 import os
 import shutil
 import tempfile
@@ -55,3 +57,68 @@ def atomic_file(path, mode="w", **kwargs):
         if os.path.exists(tmp):
             os.remove(tmp)
         raise
+
+
+def decoded_lines(raw_lines, name):
+    """`(line number, text)` of each line of a binary stream, line ends kept;
+    a byte-order mark on the first line is dropped.
+
+    Decoded line by line (not by a text-mode file, which decodes ahead in
+    blocks), so that an encoding error is a `ValueError` naming the line
+    (`name:line: not UTF-8 (...)`); split on b"\\n" only, so that a U+2028
+    or a stray "\\r" inside a text does not start a new line.
+    """
+    for number, raw in enumerate(raw_lines, start=1):
+        try:
+            text = raw.decode("utf-8")
+        except UnicodeDecodeError as e:
+            raise ValueError(f"{name}:{number}: not UTF-8 ({e.reason} at byte "
+                             f"{e.start})") from None
+        yield number, text.removeprefix("\ufeff") if number == 1 else text
+
+
+def numbered_lines(path):
+    """`decoded_lines` of the file at `path`."""
+    with open(path, "rb") as f:
+        yield from decoded_lines(f, path)
+
+
+def read_text(path):
+    """The whole UTF-8 text of `path` (a byte-order mark dropped); an encoding
+    error is a `ValueError` naming the line."""
+    with open(path, "rb") as f:
+        raw = f.read()
+    try:
+        return raw.decode("utf-8").removeprefix("\ufeff")
+    except UnicodeDecodeError as e:
+        line_start = raw.rfind(b"\n", 0, e.start) + 1
+        line = raw.count(b"\n", 0, e.start) + 1
+        raise ValueError(f"{path}:{line}: not UTF-8 ({e.reason} at byte "
+                         f"{e.start - line_start})") from None
+
+
+JSON_KINDS = {str: "a string", int: "an integer", float: "a number", list: "an array",
+               dict: "an object", bool: "a boolean", type(None): "null"}
+
+
+def json_kind(value):
+    """How JSON names the kind of a parsed value ("an array", "a string", ...)."""
+    return JSON_KINDS.get(type(value), type(value).__name__)
+
+
+def json_objects(lines, name):
+    """`(line number, object)` of each non-blank line of JSON lines, from
+    `(line number, text)` pairs (`decoded_lines`); a line that is not one JSON
+    object is a `ValueError` naming `name:line`."""
+    for number, text in lines:
+        if not text.strip():
+            continue
+        try:
+            value = json.loads(text.rstrip("\r\n"))  # an error column within the line
+        except json.JSONDecodeError as e:
+            raise ValueError(f"{name}:{number}: not JSON ({e.msg} at column {e.colno})") \
+                from None
+        if not isinstance(value, dict):
+            raise ValueError(f"{name}:{number}: expected a JSON object, got "
+                             f"{json_kind(value)}")
+        yield number, value

@@ -27,6 +27,7 @@ from absl import app, flags  # noqa: E402
 
 from albert_tf import cli  # noqa: E402
 from albert_tf.export import INFO_FILE  # noqa: E402 - the package, without TensorFlow
+from albert_tf.io_utils import decoded_lines, json_objects  # noqa: E402
 
 FLAGS = flags.FLAGS
 flags.DEFINE_string("model", None, "Export folder (version or root) or fine-tuned model/ folder.")
@@ -66,10 +67,14 @@ class Predictor:
             raise FileNotFoundError(f"--model: no such file or folder {path}")
         self.path, self.saved_model = path, find_saved_model(path)
         self._function, self.input_names = None, None
+        # Inputs of a list of strings a row (multiple choice's `choices`).
+        self.list_inputs = ()
         info = os.path.join(self.saved_model or "", INFO_FILE)
         if self.saved_model and os.path.isfile(info):
             with open(info, encoding="utf-8") as f:
-                self.input_names = tuple(json.load(f)["inputs"])
+                info = json.load(f)
+            self.input_names = tuple(info["inputs"])
+            self.list_inputs = tuple(info.get("list_inputs", ()))
         else:
             self._load()
 
@@ -80,30 +85,46 @@ class Predictor:
         if self.saved_model:
             self._loaded = tf.saved_model.load(self.saved_model)
             self._function = self._loaded.signatures["serving_default"]
-            self.input_names = tuple(sorted(self._function.structured_input_signature[1]))
+            specs = self._function.structured_input_signature[1]
+            self.input_names = tuple(sorted(specs))
+            self.list_inputs = tuple(n for n in self.input_names if specs[n].shape.rank == 2)
         else:
             from tasks.finetuned import build_serving_module
 
             self._loaded, info = build_serving_module(self.path)
             self._function = self._loaded.serving_default
             self.input_names = tuple(info["inputs"])
+            self.list_inputs = tuple(info.get("list_inputs", ()))
 
     def __call__(self, columns):
-        """columns: name -> list of str. Returns name -> numpy array."""
+        """columns: name -> list of str (of lists, for `list_inputs`). Returns name -> numpy
+        array."""
         import tensorflow as tf
 
         if self._function is None:
             self._load()
-        # A lone surrogate (possible in JSON) becomes "?": one character for
-        # one, so character offsets still index the text as given.
-        tensors = {k: tf.constant([t.encode("utf-8", "replace") for t in v], tf.string)
-                   for k, v in columns.items()}
+        tensors = {k: _string_tensor(tf, v, k in self.list_inputs) for k, v in columns.items()}
         outputs = self._function(**tensors)
         return {k: v.numpy() for k, v in outputs.items()}
 
 
-def _row_fields(row, names, where):
-    """The model's inputs from one input row (dict); `text_a` stands for `text`."""
+def _string_tensor(tf, values, is_list):
+    """A string tensor `(rows,)` of `values`, or for a list input `(rows, longest)`, each
+    row padded with "" (no entry). A lone surrogate (possible in JSON) becomes "?":
+    one character for one, so character offsets still index the text as given."""
+    def encoded(texts):
+        return [t.encode("utf-8", "replace") for t in texts]
+
+    if not is_list:
+        return tf.constant(encoded(values), tf.string, shape=[len(values)])
+    width = max(map(len, values), default=0)
+    return tf.constant([encoded(row + [""] * (width - len(row))) for row in values],
+                       tf.string, shape=[len(values), width])
+
+
+def _row_fields(row, names, where, lists=()):
+    """The model's inputs from one input row (dict); `text_a` stands for `text`;
+    the inputs in `lists` take a list of strings."""
     if names == ("text",) and "text" not in row and "text_a" in row:
         row = dict(row, text=row["text_a"])
     missing = [n for n in names if n not in row]
@@ -111,32 +132,26 @@ def _row_fields(row, names, where):
         raise ValueError(f"{where}: missing {', '.join(map(repr, missing))} (the model takes "
                          f"{', '.join(names)})")
     for name in names:
-        if not isinstance(row[name], str):
+        if name in lists:
+            if not isinstance(row[name], list) or not all(isinstance(t, str) for t in row[name]):
+                raise ValueError(f"{where}: {name!r} must be a list of strings (JSON lines), "
+                                 f"got {type(row[name]).__name__}")
+        elif not isinstance(row[name], str):
             raise ValueError(f"{where}: {name!r} must be a string, got {type(row[name]).__name__}")
     return row
 
 
 def _jsonl_rows(lines, name):
-    for line_no, line in enumerate(lines, start=1):
-        if not line.strip():
-            continue
-        try:
-            row = json.loads(line.rstrip("\r\n"))
-        except json.JSONDecodeError as e:
-            raise ValueError(f"{name}:{line_no}: not valid JSON ({e.msg} at column "
-                             f"{e.colno})") from None
-        if not isinstance(row, dict):
-            raise ValueError(f"{name}:{line_no}: expected a JSON object, got "
-                             f"{type(row).__name__}")
+    for line_no, row in json_objects(lines, name):
         yield f"{name}:{line_no}", row
 
 
 def _tsv_rows(lines, name, names):
     header = None
-    for line_no, line in enumerate(lines, start=1):
+    for line_no, line in lines:
         fields = line.removesuffix("\n").removesuffix("\r").split("\t")
         if header is None:
-            header = [fields[0].removeprefix("\ufeff")] + fields[1:]
+            header = fields
             _row_fields({h: "" for h in header}, names, f"{name}:{line_no} (the header)")
             continue
         if line.strip() == "":
@@ -147,11 +162,14 @@ def _tsv_rows(lines, name, names):
         yield f"{name}:{line_no}", dict(zip(header, fields))
 
 
-def read_rows(lines, name, names):
-    """`(where, row)` of each input row, checked: TSV if `name` ends in .tsv, else JSON lines."""
+def read_rows(lines, name, names, lists=()):
+    """`(where, row)` of each input row, checked: TSV if `name` ends in .tsv, else JSON lines.
+
+    lines: `(line number, text)` pairs (`albert_tf.io_utils.decoded_lines`).
+    """
     rows = _tsv_rows(lines, name, names) if name.endswith(".tsv") else _jsonl_rows(lines, name)
     for where, row in rows:
-        yield where, _row_fields(row, names, where)
+        yield where, _row_fields(row, names, where, lists)
 
 
 def _batches(rows, size):
@@ -186,30 +204,20 @@ def predict_rows(predictor, rows, batch_size, out):
     return count
 
 
-def _decoded(lines, name):
-    """Text lines of a binary stream; an encoding error names its line."""
-    for line_no, raw in enumerate(lines, start=1):
-        try:
-            yield raw.decode("utf-8")
-        except UnicodeDecodeError as e:
-            raise ValueError(f"{name}:{line_no}: not UTF-8 ({e.reason} at byte "
-                             f"{e.start})") from None
-
-
 @contextlib.contextmanager
-def _input_rows(names):
+def _input_rows(names, lists=()):
     """The checked input rows: from the text flags, --input, or stdin."""
     given = {name: FLAGS[name].value for name in TEXT_FLAGS if FLAGS[name].value is not None}
     if given:
         unused = sorted(set(given) - set(names) - ({"text_a"} if names == ("text",) else set()))
         if unused:
             raise ValueError(f"the model takes {', '.join(names)}, not --{', --'.join(unused)}")
-        yield [("command line", _row_fields(given, names, "command line"))]
+        yield [("command line", _row_fields(given, names, "command line", lists))]
     elif FLAGS.input and FLAGS.input != "-":
         with open(FLAGS.input, "rb") as f:
-            yield read_rows(_decoded(f, FLAGS.input), FLAGS.input, names)
+            yield read_rows(decoded_lines(f, FLAGS.input), FLAGS.input, names, lists)
     else:
-        yield read_rows(_decoded(sys.stdin.buffer, STDIN), STDIN, names)
+        yield read_rows(decoded_lines(sys.stdin.buffer, STDIN), STDIN, names, lists)
 
 
 @contextlib.contextmanager
@@ -238,7 +246,8 @@ def main(argv):
         cli.check_arguments(argv, FLAGS, required=("model",))
         _check_flags()
         predictor = Predictor(FLAGS.model)
-        with _input_rows(predictor.input_names) as rows, _output() as out:
+        with _input_rows(predictor.input_names, predictor.list_inputs) as rows, \
+                _output() as out:
             predict_rows(predictor, rows, FLAGS.batch_size, out)
 
 

@@ -32,7 +32,7 @@ import typing
 import numpy as np
 
 from albert_tf.data import Features
-from albert_tf.io_utils import atomic_file
+from albert_tf.io_utils import JSON_KINDS, atomic_file, json_kind, json_objects, numbered_lines
 from albert_tf.models import AlbertClassifier
 from tasks import metrics, register
 from tasks.base import Example, Task
@@ -40,7 +40,6 @@ from tasks.classification import encode_pairs
 
 NLI_LABELS = ("contradiction", "entailment", "neutral")
 SPLITS = ("train", "dev", "test")
-_KINDS = {str: "a string", int: "an integer", list: "an array", dict: "an object"}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -69,14 +68,6 @@ class ClueSpec:
 
 # -- Fields ---------------------------------------------------------------------
 
-def _kind(value):
-    if isinstance(value, bool):
-        return "a boolean"
-    if isinstance(value, float):
-        return "a number"
-    return _KINDS.get(type(value), "null" if value is None else type(value).__name__)
-
-
 def field(row, name, kind, where):
     """`row[name]` of type `kind`; a missing or mistyped field names file, line and field.
 
@@ -86,13 +77,13 @@ def field(row, name, kind, where):
     for i, key in enumerate(name.split(".")):
         if not isinstance(value, dict):
             raise ValueError(f"{where}: field {'.'.join(name.split('.')[:i])!r}: expected "
-                             f"an object, got {_kind(value)}")
+                             f"an object, got {json_kind(value)}")
         if key not in value:
             raise ValueError(f"{where}: missing field {name!r}")
         value = value[key]
     if not isinstance(value, kind) or isinstance(value, bool):
-        raise ValueError(f"{where}: field {name!r}: expected {_KINDS[kind]}, got "
-                         f"{_kind(value)}")
+        raise ValueError(f"{where}: field {name!r}: expected {JSON_KINDS[kind]}, got "
+                         f"{json_kind(value)}")
     return value
 
 
@@ -109,7 +100,7 @@ def _csl_inputs(row, where):
     for i, keyword in enumerate(keywords):
         if not isinstance(keyword, str):
             raise ValueError(f"{where}: field 'keyword[{i}]': expected a string, got "
-                             f"{_kind(keyword)}")
+                             f"{json_kind(keyword)}")
     return " ".join(keywords), field(row, "abst", str, where)
 
 
@@ -159,26 +150,7 @@ SPECS = {spec.name: spec for spec in (
 
 def read_rows(path):
     """Yields `(line number, object)` of a JSON-lines file; blank lines are skipped."""
-    with open(path, "rb") as f:
-        # Bytes split on b"\n" only: a U+2028 inside a text must not end a row.
-        for line_no, raw in enumerate(f, start=1):
-            try:
-                line = raw.decode("utf-8")
-            except UnicodeDecodeError as e:
-                raise ValueError(f"{path}:{line_no}: not UTF-8 ({e.reason} at byte "
-                                 f"{e.start})") from None
-            if line_no == 1:
-                line = line.removeprefix("\ufeff")
-            if not line.strip():
-                continue
-            try:
-                row = json.loads(line.rstrip("\r\n"))
-            except json.JSONDecodeError as e:
-                raise ValueError(f"{path}:{line_no}: not JSON: {e.msg} (column {e.colno})") \
-                    from None
-            if not isinstance(row, dict):
-                raise ValueError(f"{path}:{line_no}: expected a JSON object, got {_kind(row)}")
-            yield line_no, row
+    return json_objects(numbered_lines(path), path)
 
 
 def _label(spec, row, where):

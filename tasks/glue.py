@@ -26,7 +26,7 @@ import operator
 import os
 import types
 
-from albert_tf.io_utils import atomic_file
+from albert_tf.io_utils import atomic_file, numbered_lines
 from tasks import metrics
 from tasks.base import Example
 
@@ -218,26 +218,17 @@ def read_examples(spec, data_dir, split):
 
 def _read_rows(path, layout):
     """Yields (1-based line number, tab-separated fields) of each data row."""
-    with open(path, "rb") as f:
-        # Bytes split on b"\n" only: a stray "\r" or U+2028 inside a sentence
-        # must not start a new row, and decoding per line lets an encoding
-        # error name its line.
-        for line_no, raw in enumerate(f, start=1):
-            try:
-                line = raw.decode("utf-8")
-            except UnicodeDecodeError as e:
-                raise ValueError(f"{path}:{line_no}: not UTF-8 ({e.reason} at byte "
-                                 f"{e.start})") from None
-            if line_no == 1:
-                line = line.removeprefix("\ufeff")  # MRPC's byte-order mark
-            # "\r" too: a file re-saved with Windows line ends reads the same.
-            fields = line.removesuffix("\n").removesuffix("\r").split("\t")
-            if len(fields) < layout.columns:
-                raise ValueError(f"{path}:{line_no}: expected at least {layout.columns} "
-                                 f"tab-separated columns, got {len(fields)}")
-            if line_no == 1 and layout.header:
-                continue
-            yield line_no, fields
+    # MRPC's byte-order mark is dropped; a stray "\r" or U+2028 inside a
+    # sentence does not start a new row (numbered_lines splits on "\n" only).
+    for line_no, line in numbered_lines(path):
+        # "\r" too: a file re-saved with Windows line ends reads the same.
+        fields = line.removesuffix("\n").removesuffix("\r").split("\t")
+        if len(fields) < layout.columns:
+            raise ValueError(f"{path}:{line_no}: expected at least {layout.columns} "
+                             f"tab-separated columns, got {len(fields)}")
+        if line_no == 1 and layout.header:
+            continue
+        yield line_no, fields
 
 
 def _parse_label(spec, text, where):

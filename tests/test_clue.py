@@ -124,7 +124,7 @@ def test_bad_input_names_file_line_and_field(tmp_path):
     path = str(tmp_path / "train.json")
     good = {"sentence1": "甲", "sentence2": "乙", "label": "neutral"}
     assert _error("ocnli", tmp_path, good, '{"sentence1": "甲",') == \
-        f"{path}:2: not JSON: Expecting property name enclosed in double quotes (column 19)"
+        f"{path}:2: not JSON (Expecting property name enclosed in double quotes at column 19)"
     assert _error("ocnli", tmp_path, good, "[1, 2]") == \
         f"{path}:2: expected a JSON object, got an array"
     assert _error("ocnli", tmp_path, good, {"sentence1": "甲", "label": "neutral"}) == \

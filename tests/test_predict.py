@@ -69,11 +69,11 @@ def test_jsonl_file_in_batches_with_the_highest_version(tmp_path, tmp_path_facto
     ("q.tsv", "question\tcontext\nwho\tx\nwhy\n", r"q.tsv:3: 1 tab-separated fields, the header "
                                                    r"\(line 1\) names 2"),
     ("q.jsonl", '{"question": "a", "context": "b"}\n\n{"question": "a", "context": \n',
-     r"q.jsonl:3: not valid JSON \(Expecting value at column 30\)"),
+     r"q.jsonl:3: not JSON \(Expecting value at column 30\)"),
     ("q.jsonl", '{"question": "a", "context": "b"}\n{"question": "a"}\n',
      r"q.jsonl:2: missing 'context' \(the model takes question, context\)"),
     ("q.jsonl", '{"question": "a", "context": 3}\n', r"q.jsonl:1: 'context' must be a string"),
-    ("q.jsonl", '["a", "b"]\n', r"q.jsonl:1: expected a JSON object, got list"),
+    ("q.jsonl", '["a", "b"]\n', r"q.jsonl:1: expected a JSON object, got an array"),
     ("q.jsonl", b'{"question": "a", "context": "\xff"}\n', r"q.jsonl:1: not UTF-8"),
 ])
 def test_bad_input_names_the_file_and_line(tmp_path, tmp_path_factory, name, content, error):

@@ -26,6 +26,7 @@ import re
 
 import numpy as np
 
+from albert_tf.io_utils import numbered_lines
 from albert_tf.pretraining.sentences import is_heading, split_sentences
 
 INPUT_FORMATS = ("lines", "prose")
@@ -57,22 +58,9 @@ def expand_inputs(patterns):
 
 
 def _numbered_lines(path):
-    """`(line_number, line)` of a UTF-8 text file, without line ends.
-
-    Raises ValueError naming the file and line when the bytes are not UTF-8.
-    """
-    # Decoded line by line (not by a text-mode file, which decodes ahead in
-    # blocks) so that an error names the line that holds the bad bytes.
-    with open(path, "rb") as f:
-        for number, raw in enumerate(f, start=1):
-            try:
-                line = raw.decode("utf-8")
-            except UnicodeDecodeError as e:
-                raise ValueError(f"{path}:{number}: not UTF-8 text ({e.reason} at byte "
-                                 f"{e.start} of the line)") from None
-            if number == 1:
-                line = line.removeprefix("\ufeff")  # a byte-order mark
-            yield number, line.rstrip("\r\n")
+    """`(line_number, line)` of a UTF-8 text file, without line ends."""
+    for number, line in numbered_lines(path):
+        yield number, line.rstrip("\r\n")
 
 
 def _without_gutenberg_licence(lines):
