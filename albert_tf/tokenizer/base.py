@@ -87,20 +87,6 @@ class VocabularyIds:
         return int(index)
 
 
-def string_batch(inputs, owner):
-    """`(scalar, strings)`: whether `inputs` was one string, and it as a 1-D string
-    tensor; a non-string or higher-rank input is refused naming `owner`."""
-    import tensorflow as tf
-
-    inputs = tf.convert_to_tensor(inputs)
-    if inputs.dtype != tf.string:
-        raise ValueError(f"{owner} expects strings, got dtype {inputs.dtype.name}")
-    if inputs.shape.rank not in (0, 1):
-        raise ValueError(f"{owner} expects a scalar or a 1-D batch of strings, "
-                         f"got shape {inputs.shape}")
-    return inputs.shape.rank == 0, tf.reshape(inputs, [-1])
-
-
 REGISTRY = Registry("vocabulary type", TYPE_MODULES)
 register = REGISTRY.register
 get_type = REGISTRY.get

@@ -12,12 +12,12 @@ import tensorflow as tf
 import tensorflow_text as tf_text
 
 from albert_tf.tokenizer import graph_offsets, graph_ops, graph_ties
-from albert_tf.tokenizer.base import VocabularyIds, string_batch
+from albert_tf.tokenizer.graph_layer import StringLayer
 from albert_tf.tokenizer.vocab import SpmVocab
 
 
 @keras.saving.register_keras_serializable(package="albert_tf")
-class AlbertTokenizer(VocabularyIds, keras.layers.Layer):
+class AlbertTokenizer(StringLayer):
     """ALBERT tokenization: normalization, SentencePiece, digit-comma rule.
 
     Args:
@@ -42,12 +42,7 @@ class AlbertTokenizer(VocabularyIds, keras.layers.Layer):
     """
 
     def __init__(self, proto, lowercase=None, **kwargs):
-        kwargs.setdefault("dtype", "int32")
         super().__init__(**kwargs)
-        # Strings are not backend tensors: skip Keras' input conversion.
-        self._convert_input_args = False
-        self._allow_non_tensor_positional_args = True
-        self.built = True
         self.vocab = SpmVocab(proto)
         self.lowercase = self.vocab.resolve_lowercase(lowercase)
         self._tables = graph_ops.GraphTables.build(
@@ -69,9 +64,6 @@ class AlbertTokenizer(VocabularyIds, keras.layers.Layer):
         return self.vocab.sp.piece_to_id(piece)
 
     # Tokenization.
-
-    def _as_batch(self, inputs):
-        return string_batch(inputs, "AlbertTokenizer")
 
     def call(self, inputs):
         scalar, strings = self._as_batch(inputs)

@@ -14,7 +14,7 @@ import tensorflow as tf
 import tensorflow_text as tf_text
 
 from albert_tf.tokenizer import wordpiece_graph
-from albert_tf.tokenizer.base import VocabularyIds, string_batch
+from albert_tf.tokenizer.graph_layer import StringLayer
 from albert_tf.tokenizer.wordpiece_vocab import CONTINUATION, MAX_WORD_CHARS, WordPieceVocab
 
 # UTF-8 takes at most 4 bytes a character: the op never rejects a word of
@@ -23,7 +23,7 @@ _MAX_WORD_BYTES = 4 * MAX_WORD_CHARS
 
 
 @keras.saving.register_keras_serializable(package="albert_tf")
-class WordPieceTokenizer(VocabularyIds, keras.layers.Layer):
+class WordPieceTokenizer(StringLayer):
     """BERT's WordPiece tokenization (`FullTokenizer`): `BasicTokenizer`, then WordPiece.
 
     Args:
@@ -48,12 +48,7 @@ class WordPieceTokenizer(VocabularyIds, keras.layers.Layer):
     """
 
     def __init__(self, vocabulary, lowercase=None, **kwargs):
-        kwargs.setdefault("dtype", "int32")
         super().__init__(**kwargs)
-        # Strings are not backend tensors: skip Keras' input conversion.
-        self._convert_input_args = False
-        self._allow_non_tensor_positional_args = True
-        self.built = True
         self.vocab = WordPieceVocab(vocabulary)
         self.lowercase = self.vocab.resolve_lowercase(lowercase)
         self._tables = wordpiece_graph.WordPieceTables.build(self.vocab.tokens, self.lowercase)
@@ -76,9 +71,6 @@ class WordPieceTokenizer(VocabularyIds, keras.layers.Layer):
         return self.vocab.ids.get(piece, self.unk_id)
 
     # Tokenization.
-
-    def _as_batch(self, inputs):
-        return string_batch(inputs, "WordPieceTokenizer")
 
     def _pieces(self, words):
         """Ids of each word: ragged `(num_words, None)`."""
