@@ -120,12 +120,7 @@ def longest_common_run(a, b):
 def f1(prediction, answer):
     """The script's F1 of one prediction against one answer (0 to 1)."""
     pred, gold = segments(prediction), segments(answer)
-    common = longest_common_run(gold, pred)
-    if common == 0:
-        return 0
-    precision = 1.0 * common / len(pred)
-    recall = 1.0 * common / len(gold)
-    return (2 * precision * recall) / (precision + recall)
+    return squad_eval.overlap_f1(longest_common_run(gold, pred), len(pred), len(gold))
 
 
 def exact_match(prediction, answer):

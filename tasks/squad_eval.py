@@ -56,12 +56,17 @@ def f1(prediction, gold, empty_agrees=True):
     if empty_agrees and not (pred_tokens and gold_tokens):
         return int(pred_tokens == gold_tokens)
     common = collections.Counter(pred_tokens) & collections.Counter(gold_tokens)
-    num_same = sum(common.values())
+    return overlap_f1(sum(common.values()), len(pred_tokens), len(gold_tokens))
+
+
+def overlap_f1(num_same, num_predicted, num_gold):
+    """F1 of `num_same` shared units out of `num_predicted` and `num_gold`
+    (0 when none is shared), with the official scripts' exact operations, so
+    that the float is bit-identical to theirs."""
     if num_same == 0:
         return 0
-    # The scripts' exact operations, so the float is bit-identical.
-    precision = 1.0 * num_same / len(pred_tokens)
-    recall = 1.0 * num_same / len(gold_tokens)
+    precision = 1.0 * num_same / num_predicted
+    recall = 1.0 * num_same / num_gold
     return (2 * precision * recall) / (precision + recall)
 
 
