@@ -134,28 +134,39 @@ def _fetch_url(url, destination):
         shutil.copyfileobj(response, out)
 
 
+def _fetch_archive(url, target, unpack):
+    """Downloads the archive at `url` and unpacks it into the folder `target`,
+    unless `target` already exists (the cache); `unpack(archive, folder)`."""
+    if not os.path.isdir(target):
+        with tempfile.TemporaryDirectory() as tmp:
+            archive = os.path.join(tmp, url.rsplit("/", 1)[-1])
+            _fetch_url(url, archive)
+            with atomic_directory(target) as unpacked:
+                unpack(archive, unpacked)
+
+
+def _untar(archive, folder):
+    with tarfile.open(archive) as tar:
+        tar.extractall(folder, filter="data")
+
+
+def _unzip(archive, folder):
+    # zipfile drops absolute and ".." parts of member names.
+    with zipfile.ZipFile(archive) as zipped:
+        zipped.extractall(folder)
+
+
 def fetch_google(name):
     """Downloads and unpacks Google's `<name>.tar.gz`; returns its model folder."""
     target = os.path.join(cache_dir(), "google", name)
-    if not os.path.isdir(target):
-        with tempfile.TemporaryDirectory() as tmp:
-            archive = os.path.join(tmp, f"{name}.tar.gz")
-            _fetch_url(GOOGLE_URL.format(name=name), archive)
-            with atomic_directory(target) as unpacked, tarfile.open(archive) as tar:
-                tar.extractall(unpacked, filter="data")
+    _fetch_archive(GOOGLE_URL.format(name=name), target, _untar)
     return _folder_with(target, "albert_config.json")
 
 
 def fetch_brightmart(name):
     """Downloads and unpacks brightmart/albert_zh's `<name>.zip`; returns its model folder."""
     target = os.path.join(cache_dir(), "brightmart", name)
-    if not os.path.isdir(target):
-        with tempfile.TemporaryDirectory() as tmp:
-            archive = os.path.join(tmp, f"{name}.zip")
-            _fetch_url(BRIGHTMART_URL.format(name=name), archive)
-            # zipfile drops absolute and ".." parts of member names.
-            with atomic_directory(target) as unpacked, zipfile.ZipFile(archive) as zipped:
-                zipped.extractall(unpacked)
+    _fetch_archive(BRIGHTMART_URL.format(name=name), target, _unzip)
     for folder, _, files in os.walk(target):
         if any(f.endswith(".index") and ".ckpt" in f for f in files):
             return folder
