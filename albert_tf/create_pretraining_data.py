@@ -22,7 +22,8 @@ from absl import app, flags  # noqa: E402
 from albert_tf import cli  # noqa: E402
 from albert_tf.pretraining.documents import expand_inputs  # noqa: E402
 from albert_tf.pretraining.options import DataOptions  # noqa: E402
-from albert_tf.pretraining.progress import Progress  # noqa: E402
+from albert_tf.pretraining.documents import count_documents  # noqa: E402
+from albert_tf.progress import Progress  # noqa: E402
 from albert_tf.tokenizer.loading import tokenizer_from  # noqa: E402
 
 FLAGS = flags.FLAGS
@@ -43,14 +44,14 @@ def main(argv):
         options = cli.settings_from_flags(DataOptions, FLAGS)
         files = expand_inputs(FLAGS.input)
         tokenizer = tokenizer_from(FLAGS.vocab_file, host=True)
+        documents = count_documents(files, options.input_format) * options.dupe_factor
         cli.load_tensorflow()
         from albert_tf.pretraining import pipeline
 
-        progress = Progress() if FLAGS.progress else None
-        summary = pipeline.create_pretraining_data(files, tokenizer, FLAGS.output, options,
-                                                   progress)
-        if progress is not None:
-            progress.close()
+        with Progress(documents, "create pretraining data", "documents",
+                      enabled=FLAGS.progress) as progress:
+            summary = pipeline.create_pretraining_data(files, tokenizer, FLAGS.output,
+                                                       options, progress)
     print(f"read {len(files)} file(s) as {FLAGS.input_format}")
     print(summary.format())
 

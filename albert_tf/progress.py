@@ -1,6 +1,6 @@
 """`Progress`: a bar with rate and ETA on a terminal, a line now and then in a log.
 
-For the steps of a command that take a while: training, evaluation,
+For the steps of a command that take a while: training, evaluation, pretraining data,
 featurization. On a terminal it is a tqdm bar; when the stream is not a
 terminal (a batch job, a notebook's captured output) it prints one line every
 `interval` seconds and one at the end, so that logs stay readable.

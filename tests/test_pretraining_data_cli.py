@@ -1,6 +1,7 @@
 """`python -m albert_tf.create_pretraining_data`: a run, its summary, determinism, errors."""
 
 import os
+import re
 
 import pytest
 
@@ -32,7 +33,8 @@ def test_run_prints_summary_and_is_byte_identical_across_processes(tmp_path):
     for start in ("instances:", "tokens:", "masked:", "n-grams:", "throughput:"):
         assert any(line.startswith(start) for line in lines), (start, result.stdout)
     assert "mask 8" in result.stdout and "1 word " in result.stdout
-    assert "documents (" in result.stderr  # the progress line (not a terminal)
+    # The progress line (not a terminal): documents of every pass, with the total.
+    assert re.search(r"create pretraining data: (\d+)/\1 documents", result.stderr)
 
 
 @pytest.mark.parametrize("make_args, expected", [

@@ -93,7 +93,7 @@ def _serialized_instances(input_files, tokenizer, tables, options, rng, summary,
                                                      options.max_predictions_per_seq)
             summary.documents += 1
             if progress is not None:
-                progress.update(summary.documents, summary.instances)
+                progress.update(1)
 
 
 def create_pretraining_data(input_files, tokenizer, output_prefix, options, progress=None):
@@ -105,7 +105,8 @@ def create_pretraining_data(input_files, tokenizer, output_prefix, options, prog
         output_prefix: shards go to `PREFIX-0000i-of-0000N.tfrecord`
             (`writer.shard_paths`); each appears only once complete.
         options: `options.DataOptions`.
-        progress: optional `progress.Progress` (or anything with `update`).
+        progress: optional `albert_tf.progress.Progress`, advanced by one per
+            document of each pass.
 
     Returns:
         `summary.Summary` of what was written.
