@@ -73,9 +73,7 @@ class AlbertBackbone(keras.Model):
         segment_ids = keras.Input(shape=(None,), dtype="int32", name="segment_ids")
         padding_mask = keras.Input(shape=(None,), dtype="int32", name="padding_mask")
         x = self.embeddings(token_ids, segment_ids)  # (batch, seq, H)
-        # (batch, 1, 1, seq): broadcast over heads and query positions.
-        attention_bias = (1.0 - ops.cast(padding_mask, "float32")[:, None, None, :]) * _MASK_VALUE
-        x = self.encoder(x, attention_bias)  # all layers, shared as the config says
+        x = self.encoder(x, _attention_bias(padding_mask))  # all layers, shared as the config says
         pooled = self.pooler(x[:, 0, :])  # (batch, H), from [CLS]
         super().__init__(
             inputs={"token_ids": token_ids, "segment_ids": segment_ids,
@@ -98,6 +96,23 @@ class AlbertBackbone(keras.Model):
         if isinstance(inputs, dict):
             inputs = {k: v for k, v in inputs.items() if k in INPUT_NAMES}
         return super().call(inputs, training=training, mask=mask)
+
+    def hidden_states(self, inputs):
+        """Every layer's output, in inference mode: `[h_0, h_1, ..., h_L]`.
+
+        `h_0` is the embedding output projected to `hidden_dim` (the first
+        layer's input), `h_l` the output of layer `l` (its
+        `num_inner_repetitions` blocks), `h_L` the `sequence_output`; each
+        `(batch_size, seq_length, hidden_dim)`. The layers run one by one,
+        outside the encoder's loops, so that each output can be kept (what
+        Hugging Face's `output_hidden_states` gives, and what
+        `albert_tf.hidden_states` measures).
+
+        inputs: a dict with the model's three inputs.
+        """
+        inputs = {k: ops.convert_to_tensor(inputs[k], "int32") for k in INPUT_NAMES}
+        x = self.embeddings(inputs["token_ids"], inputs["segment_ids"], training=False)
+        return [x] + self.encoder.layer_outputs(x, _attention_bias(inputs["padding_mask"]))
 
     @property
     def attention_blocks(self):
@@ -124,3 +139,8 @@ class AlbertBackbone(keras.Model):
         if "dtype" in config:
             config["dtype"] = keras.dtype_policies.get(config["dtype"])
         return cls(AlbertConfig.from_dict(config.pop("config")), **config)
+
+
+def _attention_bias(padding_mask):
+    """`(batch, 1, 1, seq)` scores to add, broadcast over heads and query positions."""
+    return (1.0 - ops.cast(padding_mask, "float32")[:, None, None, :]) * _MASK_VALUE

@@ -1,10 +1,24 @@
-"""Prints parameters, FLOPs and activation memory per component.
+"""Prints parameters, FLOPs and activation memory per component; measures.
 
     python -m albert_tf.inspect --model=albert_base [--sharing=all] [--seq_length=512]
+        [--measure [--batch_size=8] [--repeats=10] [--warmup=3]]
+    python -m albert_tf.inspect --hidden_states --init_checkpoint=CHECKPOINT --input=texts.txt
+        [--output=DIR] [--compare=OTHER_CHECKPOINT]
 
 With no `--sharing`, every sharing mode is shown side by side: the point is
 that sharing divides the parameters that are stored, not the computation or
-the activation memory, which stay the same for every mode.
+the activation memory, which stay the same for every mode. `--measure` times
+a forward pass and a training step of each mode (and of the unshared model,
+the baseline of the ratios) at the same shapes on this machine
+(`albert_tf.measure`).
+
+`--hidden_states` measures what each layer of a checkpoint (any layout
+`load_pretrained` reads) does to the hidden states of the texts (one per line,
+`[CLS] text [SEP]` with the checkpoint's own vocabulary): the distance and
+angle between each layer's input and output, and each layer's similarity to
+the final one (`albert_tf.hidden_states`); `--output` writes
+`hidden_states.json` and `hidden_states.png` (with `--compare`, both models on
+one plot, and the other's numbers in `hidden_states_compare.json`).
 """
 
 import os
@@ -12,7 +26,7 @@ import sys
 
 from absl import app, flags
 
-from albert_tf import accounting
+from albert_tf import accounting, cli
 from albert_tf.config import SHARING_MODES, AlbertConfig, preset_names
 
 FLAGS = flags.FLAGS
@@ -26,7 +40,25 @@ flags.DEFINE_integer("num_groups", None, "Override the number of layer groups.")
 flags.DEFINE_integer("num_inner_repetitions", None, "Override blocks per layer.")
 flags.DEFINE_boolean("heads", False, "Include the MLM and SOP pretraining heads.")
 flags.DEFINE_enum("activation_dtype", "float32", ["float32", "bfloat16", "float16"],
-                  "Element size for activation memory.")
+                  "Element size for activation memory (and, with --measure, the compute "
+                  "dtype: mixed_bfloat16 / mixed_float16).")
+flags.DEFINE_boolean("measure", False, "Also time a forward pass and a training step of every "
+                     "sharing mode on this machine.")
+flags.DEFINE_integer("batch_size", 8, "Examples per step (--measure) or per batch of texts "
+                     "(--hidden_states).")
+flags.DEFINE_integer("repeats", 10, "Timed calls per step and mode (--measure).")
+flags.DEFINE_integer("warmup", 3, "Untimed calls before them (--measure).")
+flags.DEFINE_enum("xla", "auto", ["auto", "on", "off"],
+                  "XLA for the timed steps (--measure); auto: on for GPUs, as in training.")
+flags.DEFINE_boolean("hidden_states", False, "Measure each layer's effect on the hidden "
+                     "states of --init_checkpoint on the texts of --input.")
+flags.DEFINE_string("init_checkpoint", None, "The checkpoint (--hidden_states).")
+flags.DEFINE_string("input", None, "Texts, one per line (--hidden_states).")
+flags.DEFINE_string("output", None, "Folder for hidden_states.json and .png (--hidden_states).")
+flags.DEFINE_string("compare", None, "A second checkpoint for the same texts and plot "
+                    "(--hidden_states).")
+flags.DEFINE_string("vocab_file", None, "The vocabulary (--hidden_states); default: each "
+                    "checkpoint's own.")
 
 _BYTES = {"float32": 4, "bfloat16": 2, "float16": 2}
 _LABELS = {"embeddings": "embeddings (V+P+T) x E", "projection": "projection E -> H",
@@ -42,10 +74,14 @@ def _format_table(title, rows, modes, fmt):
     return "\n".join(lines)
 
 
+def _configs(base, modes):
+    return [base.replace(sharing=m, num_groups=1 if m == "none" else base.num_groups)
+            for m in modes]
+
+
 def report(base, seq_length, modes, heads=False, activation_dtype="float32", name="model"):
     """The report as text, one column per sharing mode."""
-    configs = [base.replace(sharing=m, num_groups=1 if m == "none" else base.num_groups)
-               for m in modes]
+    configs = _configs(base, modes)
     costs = [accounting.component_costs(c, seq_length, heads=heads) for c in configs]
     names = [n for n in accounting.COMPONENTS if heads or n != "heads"]
     totals = [accounting.total(c, names) for c in costs]
@@ -96,16 +132,103 @@ def _load_base():
     return config.replace(sharing="all", **overrides)
 
 
+def _check_counts():
+    for name in ("batch_size", "repeats", "warmup", "seq_length"):
+        if getattr(FLAGS, name) < (0 if name == "warmup" else 1):
+            raise ValueError(f"--{name} must be at least {0 if name == 'warmup' else 1}, "
+                             f"got {getattr(FLAGS, name)}")
+
+
+def _start_tensorflow():
+    # Only --measure and --hidden_states need TensorFlow; the report starts without it.
+    cli.quiet_tensorflow(FLAGS)
+    cli.load_tensorflow()
+
+
+def _measure(base, modes):
+    from albert_tf import measure
+
+    _start_tensorflow()
+    modes = modes + ([] if "none" in modes else ["none"])  # the baseline of the ratios
+    configs = _configs(base, modes)
+    dtype = None if FLAGS.activation_dtype == "float32" else f"mixed_{FLAGS.activation_dtype}"
+    jit = measure.resolve_jit(FLAGS.xla)
+    print(f"measuring {', '.join(modes)}: {FLAGS.warmup} + {FLAGS.repeats} calls each ...",
+          file=sys.stderr, flush=True)
+    timings = measure.measure_configs(configs, FLAGS.batch_size, FLAGS.seq_length,
+                                      FLAGS.warmup, FLAGS.repeats, dtype, jit)
+    flops = [accounting.total(accounting.component_costs(c, FLAGS.seq_length),
+                              accounting.COMPONENTS[:-1]).flops_per_token for c in configs]
+    setup = (f"{measure.machine_description()}, {dtype or 'float32'}, "
+             f"XLA {'on' if jit else 'off'}, backbone only")
+    return measure.report(timings, flops, FLAGS.batch_size, FLAGS.seq_length, FLAGS.warmup,
+                          FLAGS.repeats, setup)
+
+
+def _hidden_states_of(backbone, path, tokenizer, texts):
+    """(label, statistics) of one checkpoint's backbone on `texts`."""
+    from albert_tf import hidden_states
+    from albert_tf.progress import Progress
+
+    config = backbone.config
+    if tokenizer.vocabulary_size > config.vocabulary_size:
+        raise ValueError(f"{path}: the vocabulary has {tokenizer.vocabulary_size:,} entries, "
+                         f"the model's embedding {config.vocabulary_size:,}")
+    sequences, cut = hidden_states.encode_texts(tokenizer, texts, config.max_sequence_length)
+    if cut:
+        print(f"{path}: {cut} of {len(texts)} texts cut to {config.max_sequence_length} "
+              "tokens (the model's positions)", file=sys.stderr)
+    with Progress(len(sequences), f"hidden states of {path}", unit="texts") as progress:
+        result = hidden_states.hidden_state_statistics(
+            backbone, sequences, FLAGS.batch_size, tokenizer.pad_id, progress)
+    groups = f", groups={config.num_groups}" if config.num_groups > 1 else ""
+    return f"{path} (sharing={config.sharing}{groups}, L={config.num_layers})", result
+
+
+def _hidden_states():
+    from albert_tf import hidden_states
+
+    if not FLAGS.init_checkpoint or not FLAGS.input:
+        raise ValueError("--hidden_states needs --init_checkpoint=CHECKPOINT and "
+                         "--input=TEXTS (a file, one text per line)")
+    texts = hidden_states.read_texts(FLAGS.input)
+    if FLAGS.output:
+        os.makedirs(FLAGS.output, exist_ok=True)
+    _start_tensorflow()
+    from albert_tf.checkpoints import load_pretrained, load_tokenizer
+
+    paths = [FLAGS.init_checkpoint] + ([FLAGS.compare] if FLAGS.compare else [])
+    # Every tokenizer first: a missing vocabulary stops the run before any model loads.
+    tokenizers = [load_tokenizer(FLAGS.vocab_file or p, host=True) for p in paths]
+    results = []
+    for path, tokenizer in zip(paths, tokenizers):
+        results.append(_hidden_states_of(load_pretrained(path), path, tokenizer, texts))
+        print(hidden_states.format_table(*results[-1]) + "\n")
+    if FLAGS.output:
+        for (_, result), name in zip(results, ("hidden_states", "hidden_states_compare")):
+            hidden_states.write_json(result, os.path.join(FLAGS.output, f"{name}.json"))
+        hidden_states.plot(results, os.path.join(FLAGS.output, "hidden_states.png"))
+        print(f"wrote {FLAGS.output}/hidden_states.json and hidden_states.png")
+
+
 def main(argv):
     if len(argv) > 1:
         raise app.UsageError(f"unexpected arguments: {argv[1:]}")
-    try:
+    with cli.user_errors():
+        _check_counts()
+        if FLAGS.hidden_states:
+            _hidden_states()
+            return
         base = _load_base()
+        if FLAGS.measure and FLAGS.seq_length > base.max_sequence_length:
+            raise ValueError(f"--seq_length={FLAGS.seq_length} is more than the model's "
+                             f"max_sequence_length={base.max_sequence_length} (--measure runs "
+                             "the model)")
         modes = [FLAGS.sharing] if FLAGS.sharing else list(SHARING_MODES)
         print(report(base, FLAGS.seq_length, modes, FLAGS.heads, FLAGS.activation_dtype,
                      name=os.path.basename(FLAGS.model)))
-    except ValueError as e:
-        sys.exit(f"error: {e}")
+        if FLAGS.measure:
+            print("\n" + _measure(base, modes), flush=True)
 
 
 if __name__ == "__main__":

@@ -100,15 +100,29 @@ class AlbertEncoder(keras.layers.Layer):
     def build(self, x_shape=None, attention_bias_shape=None):
         self.built = True
 
-    def call(self, x, attention_bias, training=None):
-        # Cast once here, used by every layer of every run.
+    def _run_weights(self):
+        """Each run's `BlockWeights`, cast once and used by every layer of every run."""
         attention = [block.compute_weights() for block in self.attention_blocks]
         ffn = [block.compute_weights() for block in self.ffn_blocks]
-        for run in self.runs:
-            weights = [BlockWeights(attention[c.attention], ffn[c.ffn]) for c in run.calls]
+        return [[BlockWeights(attention[c.attention], ffn[c.ffn]) for c in run.calls]
+                for run in self.runs]
+
+    def call(self, x, attention_bias, training=None):
+        for run, weights in zip(self.runs, self._run_weights()):
             layer = functools.partial(self._layer, run.calls, training=training)
             x = repeat(layer, run.times, x, (attention_bias,), weights, self.recompute)
         return x  # (batch_size, seq_length, hidden_dim)
+
+    def layer_outputs(self, x, attention_bias, training=False):
+        """Every layer's output `[h_1, ..., h_L]`, each `(batch_size,
+        seq_length, hidden_dim)`: the layers called one by one, outside the
+        loops of `call`, so that each output can be kept."""
+        outputs = []
+        for run, weights in zip(self.runs, self._run_weights()):
+            for _ in range(run.times):
+                x = self._layer(run.calls, x, attention_bias, weights, training)
+                outputs.append(x)
+        return outputs
 
     def _layer(self, calls, x, attention_bias, weights, training=None):
         """One layer: its block `calls` in turn, with their `BlockWeights`."""
