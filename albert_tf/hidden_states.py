@@ -22,6 +22,8 @@ import os
 
 import numpy as np
 
+from albert_tf.io_utils import numbered_lines
+
 STATISTICS = ("l2_distance", "cosine_similarity", "angle_degrees", "cosine_to_final")
 _TITLES = {"l2_distance": "L2 distance, layer input to output",
            "cosine_similarity": "cosine similarity, layer input to output",
@@ -37,16 +39,7 @@ def read_texts(path):
     """
     if not os.path.isfile(path):
         raise ValueError(f"--input={path}: no such file (expected texts, one per line)")
-    texts = []
-    with open(path, "rb") as f:
-        for number, raw in enumerate(f, 1):
-            try:
-                line = raw.decode("utf-8-sig" if number == 1 else "utf-8")
-            except UnicodeDecodeError as e:
-                raise ValueError(f"{path}:{number}: not UTF-8 text ({e.reason} at byte "
-                                 f"{e.start})") from None
-            if line.strip():
-                texts.append(line.rstrip("\r\n"))
+    texts = [line.rstrip("\r\n") for _, line in numbered_lines(path) if line.strip()]
     if not texts:
         raise ValueError(f"{path}: no texts (expected one per line, blank lines skipped)")
     return texts
