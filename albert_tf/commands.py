@@ -23,6 +23,7 @@ COMMANDS = {
     "inspect": "albert_tf.inspect",
     "tokenizer": "albert_tf.tokenizer.__main__",
     "download": "albert_tf.download",
+    "ablate": "albert_tf.ablate",
 }
 
 

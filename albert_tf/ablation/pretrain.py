@@ -1,0 +1,227 @@
+"""Pretraining one variant under the grid's budget, and scoring it on held-out text.
+
+Every variant runs through the pretraining trainer's pieces (`start_run`, the
+resumable `engine.train`, `trainer.evaluate`), so a killed variant resumes
+from its last checkpoint. Variants with `sentence_task=none` train
+`MaskedLMOnlyModel`: the same model and heads, with the sentence loss left
+out (the paper's "None" row of Table 5).
+
+Scoring (held-out text, never trained on): MLM accuracy and cross-entropy on
+the held-out SOP pairs (the same sequences for every variant), and the sentence head's
+accuracy on held-out NSP pairs and on held-out SOP pairs, whichever task the
+variant trained on. A variant trained without a sentence task has an
+untrained sentence head: its NSP and SOP scores are left empty (None) rather
+than reported as a number that only measures a random initialisation.
+"""
+
+import json
+import math
+import os
+import time
+
+import keras
+from keras import ops
+
+from albert_tf import checkpoints
+from albert_tf.ablation.data import data_task, record_pattern
+from albert_tf.backbone import AlbertBackbone
+from albert_tf.io_utils import atomic_file
+from albert_tf.models.losses import replica_mean, sparse_cross_entropy
+from albert_tf.models.pretraining import AlbertPretrainingModel
+from albert_tf.pretraining import trainer
+from albert_tf.pretraining.train_settings import SETTINGS_FILE, PretrainSettings
+from albert_tf.training import engine
+from albert_tf.training.devices import POLICY
+from albert_tf.training.setup import start_run
+
+PRETRAIN_DIR = "pretrain"
+TRAIN_FILE = "train_result.json"
+EVAL_FILE = "eval_result.json"
+BUDGET_FILE = "budget.json"
+CALIBRATION_STEPS = 5
+
+
+class MaskedLMOnlyModel(AlbertPretrainingModel):
+    """`AlbertPretrainingModel` trained on the masked-LM loss alone.
+
+    The sentence head and the pooler (which only the sentence head reads) are
+    kept, so that the checkpoint has the usual layout, but frozen: no loss
+    reaches them.
+    """
+
+    def __init__(self, backbone, **kwargs):
+        super().__init__(backbone, **kwargs)
+        self.sop_head.trainable = False
+        backbone.pooler.trainable = False
+
+    def compute_loss(self, x=None, y=None, y_pred=None, sample_weight=None, training=True):
+        weights = ops.cast(y["mask_weights"], "float32")  # (batch, predictions)
+        mlm = sparse_cross_entropy(y["mask_ids"], y_pred["mlm_logits"])
+        total = ops.maximum(ops.sum(weights), 1.0)
+        hits = ops.cast(ops.equal(ops.argmax(y_pred["mlm_logits"], -1),
+                                  ops.cast(y["mask_ids"], "int32")), "float32")
+        self.mlm_accuracy.update_state(ops.sum(hits * weights) / total)
+        return replica_mean(ops.reshape(ops.sum(mlm * weights) / total, (1,)))
+
+
+def build_model(variant, config, policy):
+    backbone = AlbertBackbone(config, dtype=policy)
+    model_class = MaskedLMOnlyModel if variant.sentence_task == "none" else AlbertPretrainingModel
+    return model_class(backbone)
+
+
+def pretrain_settings(settings, variant, data_folder, folder, steps):
+    """The `PretrainSettings` of one variant's run in `folder`."""
+    return PretrainSettings(
+        input_files=record_pattern(data_folder, data_task(variant.sentence_task), "train"),
+        output_dir=folder, model=os.path.join(folder, "config.json"),
+        vocab_file=settings.vocab_file, max_seq_length=settings.max_seq_length,
+        max_predictions_per_seq=settings.max_predictions_per_seq,
+        batch_size=settings.batch_size, train_steps=steps,
+        warmup_steps=int(settings.warmup_fraction * steps),
+        learning_rate=settings.learning_rate, optimizer=settings.optimizer,
+        precision=settings.precision, xla="off", strategy="one_device", seed=variant.seed,
+        checkpoint_every=max(1, steps // 4), log_every=max(1, steps // 50),
+        eval_batches=settings.eval_batches)
+
+
+def _read(path):
+    if not os.path.isfile(path):
+        return None
+    with open(path, encoding="utf-8") as f:
+        return json.load(f)
+
+
+def _write(path, values):
+    with atomic_file(path, encoding="utf-8") as f:
+        json.dump(values, f, indent=2, sort_keys=True)
+
+
+def measure_step_seconds(variant, config, settings, data_folder, steps=CALIBRATION_STEPS):
+    """Seconds per update of this variant, timed on a throwaway copy of it (after
+    one untimed update, which traces the step)."""
+    from albert_tf.pretraining import pretraining_dataset
+    from albert_tf.training.optimizers import create_optimizer
+
+    keras.utils.set_random_seed(variant.seed)
+    model = build_model(variant, config, POLICY[settings.precision])
+    model.compile(optimizer=create_optimizer(settings.optimizer, settings.learning_rate,
+                                             steps + 1, 0, 0.01, 1.0, 1),
+                  jit_compile=False)  # as the variant's own run (xla="off")
+    dataset = pretraining_dataset(
+        record_pattern(data_folder, data_task(variant.sentence_task), "train"),
+        settings.batch_size, settings.max_seq_length, settings.max_predictions_per_seq)
+    batches = iter(dataset)
+    model.train_on_batch(*next(batches))
+    start = time.perf_counter()
+    for _ in range(steps):
+        model.train_on_batch(*next(batches))
+    return (time.perf_counter() - start) / steps
+
+
+def budget_steps(settings, variant, config, data_folder, folder):
+    """The variant's updates under the grid's budget (decided once, then read back)."""
+    saved = _read(os.path.join(folder, BUDGET_FILE))
+    if saved is not None:
+        return saved["steps"]
+    record = {}
+    if settings.budget_steps is not None:
+        steps = settings.budget_steps
+    elif settings.budget_tokens is not None:
+        steps = math.ceil(settings.budget_tokens / (settings.batch_size * settings.max_seq_length))
+    else:
+        seconds = measure_step_seconds(variant, config, settings, data_folder)
+        steps = max(1, int(settings.budget_seconds / seconds))
+        record["measured_seconds_per_step"] = seconds
+    _write(os.path.join(folder, BUDGET_FILE), {**record, "steps": steps})
+    return steps
+
+
+def _train(run, variant, config, folder, verbose):
+    """Trains (or resumes) the variant; returns the model and the training record."""
+    setup = start_run(run, SETTINGS_FILE)
+    with setup.strategy.scope():
+        model = build_model(variant, config, setup.policy)
+    setup.compile(model)
+    start = time.monotonic()
+    result = engine.train(model, setup.strategy, trainer.make_train_dataset(setup.settings,
+                                                                            setup.strategy),
+                          setup.settings, folder, verbose)
+    train = _read(os.path.join(folder, TRAIN_FILE))
+    if train is None or result.get("train_examples_per_second"):
+        train = {**result, "seconds": time.monotonic() - start,
+                 "tokens_per_second": result.get("train_examples_per_second", 0.0)
+                 * run.max_seq_length}
+        _write(os.path.join(folder, TRAIN_FILE), train)
+    return model, setup, train
+
+
+def heldout_mlm_loss(model, settings, pattern):
+    """The masked-LM cross-entropy (nats per masked token) on held-out records:
+    finer than accuracy early in training, when every model still predicts the
+    most frequent token."""
+    from albert_tf.pretraining import pretraining_dataset
+
+    dataset = pretraining_dataset(pattern, settings.batch_size, settings.max_seq_length,
+                                  settings.max_predictions_per_seq, repeat=False)
+    total, count = 0.0, 0.0
+    for inputs, labels in dataset.take(settings.eval_batches):
+        logits = model(inputs, training=False)["mlm_logits"]
+        loss = sparse_cross_entropy(labels["mask_ids"], logits)  # (batch, predictions)
+        weights = ops.cast(labels["mask_weights"], "float32")
+        total += float(ops.sum(loss * weights))
+        count += float(ops.sum(weights))
+    return total / max(count, 1.0)
+
+
+def score(model, setup, variant, data_folder):
+    """MLM accuracy and loss, and both sentence-task accuracies, on held-out records."""
+    scores = {"mlm_loss": heldout_mlm_loss(model, setup.settings,
+                                           record_pattern(data_folder, "sop", "heldout"))}
+    for task in ("sop", "nsp"):
+        run = setup.settings.replace(eval_files=record_pattern(data_folder, task, "heldout"))
+        result = trainer.evaluate(model, setup.strategy, run)
+        if task == "sop":
+            scores["mlm_accuracy"] = result["mlm_accuracy"]
+            scores["mlm_baseline"] = result["mlm_baseline_most_frequent_token"]
+        trained = variant.sentence_task != "none"
+        scores[f"{task}_accuracy"] = result["sop_accuracy"] if trained else None
+        scores[f"{task}_baseline"] = result["sop_baseline_majority"]
+    return scores
+
+
+def pretrain_variant(settings, variant, config, tokenizer, data_folder, folder, verbose=True):
+    """Pretrains and scores one variant in `folder/pretrain`; returns its record
+    (`steps`, `train`, `scores`, `model_dir`). Done parts are read back."""
+    folder = os.path.join(folder, PRETRAIN_DIR)
+    os.makedirs(folder, exist_ok=True)
+    _write(os.path.join(folder, "config.json"), config.to_dict())
+    steps = budget_steps(settings, variant, config, data_folder, folder)
+    run = pretrain_settings(settings, variant, data_folder, folder, steps)
+    model_dir = os.path.join(folder, "model")
+    scores = _read(os.path.join(folder, EVAL_FILE))
+    if scores is None or not os.path.isdir(model_dir):
+        model, setup, train = _train(run, variant, config, folder, verbose)
+        scores = score(model, setup, variant, data_folder)
+        checkpoints.save_pretrained(model, model_dir, tokenizer=tokenizer)
+        _write(os.path.join(folder, EVAL_FILE), scores)
+    train = _read(os.path.join(folder, TRAIN_FILE))
+    return {"steps": steps, "train": train, "scores": scores, "model_dir": model_dir}
+
+
+def loss_curve(folder, tag="train/loss"):
+    """`[(step, loss), ...]` of a variant's TensorBoard scalars (a resumed run's
+    later files win for a step logged twice)."""
+    import glob
+
+    import tensorflow as tf
+
+    points = {}
+    pattern = os.path.join(folder, PRETRAIN_DIR, "tensorboard", "events.out.tfevents.*")
+    for path in sorted(glob.glob(pattern), key=os.path.getmtime):
+        for raw in tf.data.TFRecordDataset(path).as_numpy_iterator():
+            event = tf.compat.v1.Event.FromString(raw)
+            for value in event.summary.value:
+                if value.tag == tag:
+                    points[int(event.step)] = float(tf.make_ndarray(value.tensor))
+    return sorted(points.items())

@@ -1,0 +1,157 @@
+"""The grid's table (Markdown, CSV, JSON) and plots (PNG).
+
+One row per variant. Costs are computed from the variant's config
+(`albert_tf.accounting`): unique parameters of the backbone (what sharing
+divides), forward FLOPs per token and activation memory per example with the
+pretraining heads, at the grid's sequence length (what sharing leaves
+alone). Throughput is measured: pretraining tokens (sequence positions) per
+second on this machine. Accuracies are on held-out text; a variant
+pretrained without a sentence task has no NSP or SOP score (shown as "-").
+"""
+
+import csv
+import json
+import os
+
+from albert_tf import accounting
+from albert_tf.io_utils import atomic_file
+
+AXIS_COLUMNS = ("sharing", "embedding_dim", "num_layers", "hidden_dim", "sentence_task", "seed")
+COST_COLUMNS = ("params", "flops_per_token", "activation_mib")
+RUN_COLUMNS = ("steps", "tokens_per_second", "mlm_loss", "mlm_accuracy", "nsp_accuracy",
+               "sop_accuracy")
+TIME_COLUMNS = ("pretrain_seconds", "wall_seconds")
+INTRINSIC = ("mlm_loss", "mlm_accuracy", "nsp_accuracy", "sop_accuracy")
+BASELINES = ("mlm_baseline", "nsp_baseline", "sop_baseline")
+_BYTES = {"fp32": 4, "bf16": 2, "fp16": 2}
+NOTES = (
+    "params: unique backbone parameters; flops_per_token: forward FLOPs per token with the "
+    "pretraining heads (a training step is about 3x); activation_mib: activations kept for "
+    "the backward pass, per example, with the heads (albert_tf.accounting).",
+    "tokens_per_second: measured pretraining throughput (sequence positions) on this machine.",
+    "mlm_loss: held-out masked-LM cross-entropy (nats per masked token; lower is better). "
+    "mlm/nsp/sop_accuracy: held-out text; every model is scored on both NSP and SOP pairs "
+    "(Table 5 of the ALBERT paper); '-': no sentence head was trained (sentence_task=none).",
+    "pretrain_seconds, wall_seconds (pretraining, scoring and fine-tuning): of the start of "
+    "the grid that finished the variant.",
+)
+
+
+def cost_columns(config, seq_length, precision):
+    costs = accounting.total(accounting.component_costs(config, seq_length, heads=True))
+    return {"params": accounting.backbone_params(config),
+            "flops_per_token": costs.flops_per_token,
+            "activation_mib": costs.activation_elements * _BYTES[precision] / 2**20}
+
+
+def row(variant, config, record, settings):
+    """One table row from a variant's record (see `runner.run_variant`)."""
+    train, scores = record["train"] or {}, record["scores"]
+    return {"variant": variant.name, **variant.to_dict(),
+            **cost_columns(config, settings.max_seq_length, settings.precision),
+            "steps": record["steps"], "tokens_per_second": train.get("tokens_per_second"),
+            **{k: scores.get(k) for k in INTRINSIC}, **record["downstream"],
+            "pretrain_seconds": train.get("seconds"), "wall_seconds": record["wall_seconds"],
+            "baselines": {k: scores.get(k) for k in BASELINES}}
+
+
+def columns_of(rows):
+    downstream = []
+    for r in rows:
+        downstream += [k for k in r if k not in downstream and k != "baselines"]
+    fixed = ("variant", *AXIS_COLUMNS, *COST_COLUMNS, *RUN_COLUMNS, *TIME_COLUMNS)
+    return [*fixed[:-2], *[k for k in downstream if k not in fixed], *TIME_COLUMNS]
+
+
+def _cell(name, value):
+    if value is None:
+        return "-"
+    if name == "params":
+        return f"{value:,}"
+    if name == "flops_per_token":
+        return f"{value / 1e6:.2f}M"
+    if isinstance(value, float):
+        return f"{value:.1f}" if name.endswith(("seconds", "second", "mib")) else f"{value:.4f}"
+    return str(value)
+
+
+def notes(rows):
+    """The table's notes, with the held-out baselines (the same data for every row)."""
+    baselines = next((r["baselines"] for r in rows if r.get("baselines")), None)
+    extra = () if baselines is None else (
+        "baselines on the same held-out data: MLM most frequent token "
+        f"{baselines['mlm_baseline']:.4f}, NSP majority label {baselines['nsp_baseline']:.4f}, "
+        f"SOP majority label {baselines['sop_baseline']:.4f}.",)
+    return (*NOTES, *extra)
+
+
+def markdown(rows):
+    columns = columns_of(rows)
+    lines = ["| " + " | ".join(columns) + " |", "|" + "---|" * len(columns)]
+    lines += ["| " + " | ".join(_cell(c, r.get(c)) for c in columns) + " |" for r in rows]
+    return "\n".join(lines + [""] + [f"- {note}" for note in notes(rows)]) + "\n"
+
+
+def write_table(rows, folder):
+    """Writes `results.md`, `results.csv` and `results.json`; returns their paths."""
+    columns = columns_of(rows)
+    paths = [os.path.join(folder, f"results.{ext}") for ext in ("md", "csv", "json")]
+    with atomic_file(paths[0], encoding="utf-8") as f:
+        f.write(markdown(rows))
+    with atomic_file(paths[1], encoding="utf-8", newline="") as f:
+        writer = csv.DictWriter(f, columns)
+        writer.writeheader()
+        writer.writerows({c: "" if r.get(c) is None else r.get(c) for c in columns}
+                         for r in rows)
+    with atomic_file(paths[2], encoding="utf-8") as f:
+        json.dump({"columns": columns, "rows": rows, "notes": notes(rows)}, f, indent=2)
+    return paths
+
+
+def _scores(rows):
+    """The score columns to plot: the intrinsic ones any row has, then downstream."""
+    fixed = {"variant", *AXIS_COLUMNS, *COST_COLUMNS, *RUN_COLUMNS, *TIME_COLUMNS}
+    names = [k for k in INTRINSIC if any(r.get(k) is not None for r in rows)]
+    return names + [k for k in columns_of(rows) if k not in fixed]
+
+
+def write_plots(rows, curves, folder):
+    """Writes `loss_curves.png`, `score_vs_params.png`, `score_vs_flops.png`;
+    `curves`: `{variant name: [(step, loss), ...]}`. Returns the paths."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    paths = [os.path.join(folder, n) for n in ("loss_curves.png", "score_vs_params.png",
+                                                 "score_vs_flops.png")]
+    figure, axes = plt.subplots(figsize=(8, 5))
+    for name, curve in curves.items():
+        if curve:
+            axes.plot(*zip(*curve), label=name, linewidth=1)
+    axes.set(xlabel="update", ylabel="training loss (MLM + sentence task; none: MLM only)",
+             title="Pretraining loss per variant")
+    axes.legend(fontsize="x-small")
+    figure.savefig(paths[0], dpi=120, bbox_inches="tight")
+    plt.close(figure)
+    for path, cost, label in ((paths[1], "params", "unique parameters"),
+                              (paths[2], "flops_per_token", "forward FLOPs per token")):
+        _scatter(plt, rows, _scores(rows), cost, label, path)
+    return paths
+
+
+def _scatter(plt, rows, scores, cost, label, path):
+    figure, axes = plt.subplots(1, max(len(scores), 1), figsize=(4 * max(len(scores), 1), 3.6),
+                                squeeze=False)
+    for ax, score in zip(axes[0], scores):
+        for r in rows:
+            if r.get(score) is not None:
+                ax.scatter(r[cost], r[score], s=18)
+                ax.annotate(r["variant"], (r[cost], r[score]), fontsize=6)
+        costs = [r[cost] for r in rows]
+        # A log axis only where the costs span a decade (its labels crowd otherwise).
+        ax.set(xlabel=label, ylabel=score,
+               xscale="log" if max(costs) > 10 * min(costs) > 0 else "linear")
+    figure.tight_layout()
+    figure.savefig(path, dpi=120)
+    plt.close(figure)
