@@ -9,7 +9,8 @@ tools such as `tasks.squad_eval` start without importing TensorFlow.
 from albert_tf.registry import Registry
 
 REGISTRY = Registry("task", ("tasks.classification", "tasks.squad", "tasks.clue",
-                             "tasks.cmrc2018"))
+                             "tasks.cmrc2018", "tasks.text_classification",
+                             "tasks.multiple_choice", "tasks.race", "tasks.c3"))
 register = REGISTRY.register
 get = REGISTRY.get
 names = REGISTRY.names

@@ -13,11 +13,16 @@ from albert_tf.io_utils import atomic_file
 class Features:
     """Per-example arrays of a task, ready to batch.
 
-    arrays: name -> array with examples on axis 0. Arrays of shape
-        `(num_examples, max_seq_length)` are per-token (e.g. `token_ids`,
-        `segment_ids`) and are cut to each batch's padded length; others
+    arrays: name -> array with examples on axis 0. Arrays shaped as
+        `token_ids` is, `(num_examples, max_seq_length)` or, for examples of
+        several sequences (multiple choice), `(num_examples, num_sequences,
+        max_seq_length)`, are per-token (e.g. `token_ids`, `segment_ids`) and
+        are cut on their last axis to each batch's padded length; others
         (labels, positions) are per-example.
-    lengths: `(num_examples,)` number of real tokens of each example.
+    lengths: `(num_examples,)` number of real tokens of each example (of its
+        longest sequence); the generated `padding_mask` is `(batch, length)`
+        from it, and a task of several sequences per example keeps its own
+        per-sequence lengths in an array.
     label_keys: the arrays that are training targets (given to the loss),
         the others are model inputs.
     host_keys: arrays that stay on the host (e.g. character offsets for
@@ -40,11 +45,11 @@ class Features:
 
     @property
     def max_seq_length(self):
-        return self.arrays["token_ids"].shape[1]
+        return self.arrays["token_ids"].shape[-1]
 
     def is_token_level(self, name):
-        array = self.arrays[name]
-        return array.ndim == 2 and array.shape[1] == self.max_seq_length
+        array, tokens = self.arrays[name], self.arrays["token_ids"]
+        return array.ndim == tokens.ndim and array.shape[-1] == self.max_seq_length
 
     def signature(self):
         """`tf.TensorSpec`s of `batch()`'s output: batch size and length unknown."""
@@ -53,7 +58,8 @@ class Features:
         specs = {"padding_mask": tf.TensorSpec((None, None), tf.int32),
                  "example_index": tf.TensorSpec((None,), tf.int32)}
         for name, array in self.device_arrays().items():
-            shape = (None, None) if self.is_token_level(name) else (None,) + array.shape[1:]
+            shape = ((None,) + array.shape[1:-1] + (None,) if self.is_token_level(name)
+                     else (None,) + array.shape[1:])
             specs[name] = tf.TensorSpec(shape, tf.as_dtype(array.dtype))
         return specs
 
@@ -72,7 +78,7 @@ class Features:
         for name, array in self.device_arrays().items():
             rows = array[safe]
             if self.is_token_level(name):
-                rows = rows[:, :length]
+                rows = rows[..., :length]
             out[name] = np.where(real.reshape((-1,) + (1,) * (rows.ndim - 1)), rows,
                                  np.zeros_like(rows))
         lengths = np.where(real, self.lengths[safe], 0)

@@ -1,0 +1,281 @@
+"""Multiple choice: the shared scorer (RACE, C3, your own files) and `--task=multiple_choice`.
+
+Every multiple-choice task reads one `ChoiceExample` per question and scores
+each of its choices on its own sequence, as google-research/albert's
+`run_race.py` (`race_utils.convert_single_example`) builds them:
+
+    [CLS] context [SEP] question choice [SEP]
+
+(segment 0 up to the first `[SEP]`, 1 after it). The question and the
+choice are joined by a space; with `fill_blank` (RACE) a question holding
+"_" has every "_" replaced by the choice instead. The question-choice text
+keeps its last `max_qa_length` tokens, and the context is truncated to what
+is left, so the context is what gives way. A question may have any number
+of choices (`AlbertMultipleChoice` masks the padded slots); its label is the
+index of the right one.
+
+`--task=multiple_choice` reads your own JSON-lines files (`--train_file`,
+`--eval_file`, `--predict_file`), one question a line:
+
+    {"context": "...", "question": "...", "choices": ["...", "..."], "label": 1}
+
+`label` is the index of the right choice (from 0) or its text; it is
+required in the training and evaluation files and not read in the
+prediction file. An `id` (string or integer) is copied to the predictions.
+"""
+
+import dataclasses
+import json
+import os
+
+import numpy as np
+
+from albert_tf.data import Features
+from albert_tf.io_utils import atomic_file
+from albert_tf.models import AlbertMultipleChoice
+from albert_tf.settings import POSITIVE, Settings, setting
+from tasks import metrics, register, user_files
+from tasks.base import Task
+from tasks.clue import field
+
+ALBERT_MAX_QA_LENGTH = 128  # run_race.py's --max_qa_length
+
+
+@dataclasses.dataclass(frozen=True)
+class ChoiceExample:
+    """One question and its choices.
+
+    guid: a stable id (copied to the predictions).
+    label: the index of the right choice, or None (unlabelled).
+    group: a subset the metrics are also given for (RACE: "middle", "high"), or "".
+    """
+
+    guid: str
+    context: str
+    question: str
+    choices: tuple
+    label: int | None = None
+    group: str = ""
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class ChoiceOptions(Settings):
+    max_qa_length: int = setting(
+        ALBERT_MAX_QA_LENGTH, "Multiple choice: the question with a choice keeps its last this "
+        "many tokens (run_race.py's max_qa_length); the context is truncated first.",
+        rule=POSITIVE)
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class MultipleChoiceOptions(user_files.FileOptions, ChoiceOptions):
+    pass
+
+
+# -- Encoding --------------------------------------------------------------------
+
+def qa_text(question, choice, fill_blank=False):
+    """The second segment of one choice: `question choice`, or with `fill_blank`
+    and a "_" in the question, the question with every "_" replaced by the choice
+    (race_utils.RaceProcessor.read_examples)."""
+    if fill_blank and "_" in question:
+        return question.replace("_", choice)
+    return " ".join([question, choice])
+
+
+def pack_choice(context_ids, qa_ids, max_seq_length, max_qa_length, tokenizer):
+    """`(token_ids, segment_ids)` lists of one choice's sequence, unpadded.
+
+    The question-choice ids keep their last `max_qa_length` (at most
+    `max_seq_length - 3`); the context keeps its first ids that still fit.
+    """
+    keep_qa = min(max_qa_length, max_seq_length - 3, len(qa_ids))
+    qa_ids = list(qa_ids[len(qa_ids) - keep_qa:])
+    context_ids = list(context_ids[:max_seq_length - 3 - keep_qa])
+    tokens = [tokenizer.cls_id] + context_ids + [tokenizer.sep_id] + qa_ids + [tokenizer.sep_id]
+    return tokens, [0] * (len(context_ids) + 2) + [1] * (keep_qa + 1)
+
+
+def encode_choices(examples, tokenizer, max_seq_length, max_qa_length, fill_blank=False):
+    """Arrays of `examples`, padded to their largest number of choices C.
+
+    Returns `(arrays, lengths)`: `token_ids`, `segment_ids` int32
+    `(N, C, max_seq_length)`, `choice_lengths` int32 `(N, C)` (0 at padded
+    choice slots), and `lengths` `(N,)` the longest sequence of each question.
+    """
+    if max_seq_length < 3:
+        raise ValueError(f"max_seq_length must be >= 3 ([CLS] context [SEP] question choice "
+                         f"[SEP]), got {max_seq_length}")
+    num_choices = max([len(e.choices) for e in examples], default=0)
+    shape = (len(examples), num_choices, max_seq_length)
+    token_ids = np.full(shape, tokenizer.pad_id, np.int32)
+    segment_ids = np.zeros(shape, np.int32)
+    choice_lengths = np.zeros(shape[:2], np.int32)
+    contexts = tokenizer.encode_batch([e.context for e in examples])
+    qa_ids = iter(tokenizer.encode_batch([qa_text(e.question, c, fill_blank)
+                                          for e in examples for c in e.choices]))
+    for i, (example, context) in enumerate(zip(examples, contexts)):
+        for j in range(len(example.choices)):
+            tokens, segments = pack_choice(context, next(qa_ids), max_seq_length,
+                                           max_qa_length, tokenizer)
+            token_ids[i, j, :len(tokens)] = tokens
+            segment_ids[i, j, :len(tokens)] = segments
+            choice_lengths[i, j] = len(tokens)
+    arrays = {"token_ids": token_ids, "segment_ids": segment_ids,
+              "choice_lengths": choice_lengths}
+    return arrays, choice_lengths.max(axis=1, initial=0).astype(np.int32)
+
+
+# -- The shared task -------------------------------------------------------------
+
+class MultipleChoiceTask(Task):
+    """What every multiple-choice task shares: featurization, head, metrics,
+    prediction files and serving. Subclasses read their examples."""
+
+    fill_blank = False
+    options_class = ChoiceOptions
+
+    def featurize(self, examples, tokenizer, settings, split):
+        arrays, lengths = encode_choices(examples, tokenizer, settings.max_seq_length,
+                                         self.options(settings).max_qa_length, self.fill_blank)
+        if any(e.label is None for e in examples):
+            return Features(arrays, lengths)
+        arrays["label"] = np.array([e.label for e in examples], np.int32)
+        return Features(arrays, lengths, label_keys=("label",))
+
+    def build_model(self, backbone, settings):
+        return AlbertMultipleChoice(backbone, dropout=settings.classifier_dropout)
+
+    def evaluate(self, run, split):
+        """Accuracy (and per group, e.g. RACE's middle and high), beside chance."""
+        examples = run.examples(split)
+        unlabelled = [e.guid for e in examples if e.label is None]
+        if unlabelled:
+            raise ValueError(f"task {self.name!r}: the {split} split has questions without an "
+                             f"answer (first: {unlabelled[0]}); it cannot be scored")
+        predicted = np.argmax(run.outputs(split)["logits"], axis=-1)
+        return choice_metrics(examples, predicted)
+
+    def write_predictions(self, run, split):
+        path = os.path.join(run.output_dir, f"{self.name}_{split}_predictions.jsonl")
+        write_choice_predictions(run.examples(split), run.outputs(split)["logits"], path)
+        return path
+
+    def serving_module(self, model, tokenizer, settings, model_dir, export_options):
+        from albert_tf.export.multiple_choice import MultipleChoiceServing
+
+        self.check_export_options(export_options)
+        max_qa_length = self.options(settings).max_qa_length
+        module = MultipleChoiceServing(model, tokenizer, settings.max_seq_length,
+                                       max_qa_length, self.fill_blank)
+        return module, {"inputs": ["context", "question", "choices"],
+                        "list_inputs": ["choices"], "max_qa_length": max_qa_length,
+                        "input_format": "[CLS] context [SEP] " + (
+                            "the question with '_' replaced by the choice, or "
+                            if self.fill_blank else "") + "question choice [SEP] per choice; "
+                        "choices: a list of strings, '' for none"}
+
+
+def choice_metrics(examples, predicted):
+    """`accuracy` and `chance_accuracy` (the mean of 1 / choices) of all questions
+    and of each group (`{group}_accuracy`, `{group}_questions`)."""
+    labels = np.array([e.label for e in examples])
+    chance = np.array([1.0 / len(e.choices) for e in examples])
+    results = {"accuracy": metrics.accuracy(labels, predicted),
+               "chance_accuracy": float(chance.mean()), "questions": len(examples)}
+    groups = np.array([e.group for e in examples])
+    for group in sorted(set(groups) - {""}):
+        inside = groups == group
+        results[f"{group}_accuracy"] = metrics.accuracy(labels[inside], predicted[inside])
+        results[f"{group}_questions"] = int(inside.sum())
+    return results
+
+
+def write_choice_predictions(examples, logits, path):
+    """One JSON line a question: `id`, `choice_index`, `choice`, `probabilities`."""
+    with atomic_file(path, "w", encoding="utf-8", newline="\n") as f:
+        for example, row in zip(examples, np.asarray(logits, np.float64)):
+            row = row[:len(example.choices)]
+            probabilities = np.exp(row - row.max())
+            probabilities /= probabilities.sum()
+            index = int(np.argmax(row))
+            f.write(json.dumps({"id": example.guid, "choice_index": index,
+                                "choice": example.choices[index],
+                                "probabilities": [round(float(p), 6) for p in probabilities]},
+                               ensure_ascii=False) + "\n")
+
+
+# -- Checked fields, shared by the readers ---------------------------------------
+
+def checked_choices(values, name, where):
+    """`values` as a tuple of at least two non-empty strings, else an error naming `name`."""
+    if not isinstance(values, list):
+        field({name: values}, name, list, where)  # raises: not an array
+    if len(values) < 2:
+        raise ValueError(f"{where}: field {name!r}: expected at least 2 choices, got "
+                         f"{len(values)}")
+    for i, value in enumerate(values):
+        if not isinstance(value, str):
+            field({f"{name}[{i}]": value}, f"{name}[{i}]", str, where)  # raises
+        if not value.strip():
+            raise ValueError(f"{where}: field '{name}[{i}]': empty choice")
+    return tuple(values)
+
+
+def label_index(label, choices, name, where):
+    """The index a label names: an integer index into `choices`, or a choice's text."""
+    if isinstance(label, int) and not isinstance(label, bool):
+        if not 0 <= label < len(choices):
+            raise ValueError(f"{where}: field {name!r}: index {label} is out of range for "
+                             f"{len(choices)} choices (0 to {len(choices) - 1})")
+        return label
+    if not isinstance(label, str):
+        raise ValueError(f"{where}: field {name!r}: expected a choice's index (an integer) "
+                         f"or its text (a string), got {json.dumps(label)}")
+    found = [i for i, choice in enumerate(choices) if choice == label]
+    if len(found) != 1:
+        problem = "is not among" if not found else f"is {len(found)} of"
+        raise ValueError(f"{where}: field {name!r}: {label!r} {problem} the choices "
+                         f"{json.dumps(list(choices), ensure_ascii=False)}")
+    return found[0]
+
+
+# -- Your own files ---------------------------------------------------------------
+
+def read_choice_file(path, fmt, split, labelled):
+    """The `ChoiceExample`s of one JSON-lines file (see the module docstring)."""
+    if user_files.file_format(path, fmt) != "jsonl":
+        raise ValueError(f"{path}: task 'multiple_choice' reads JSON lines (its 'choices' "
+                         "is a list); give a .jsonl file or --format=jsonl")
+    examples = []
+    for row in user_files.read_rows(path, "jsonl"):
+        values, where = row.values, row.where
+        context = field(values, "context", str, where)
+        question = field(values, "question", str, where)
+        choices = checked_choices(field(values, "choices", list, where), "choices", where)
+        label = None
+        if labelled:
+            if "label" not in values:
+                raise ValueError(f"{where}: missing field 'label' (the right choice's index "
+                                 "or text)")
+            label = label_index(values["label"], choices, "label", where)
+        guid = values.get("id", f"{split}-{row.line}")
+        if not isinstance(guid, (str, int)) or isinstance(guid, bool):
+            raise ValueError(f"{where}: field 'id': expected a string or an integer")
+        examples.append(ChoiceExample(str(guid), context, question, choices, label))
+    return examples
+
+
+class OwnChoiceTask(MultipleChoiceTask):
+    """`--task=multiple_choice` on the user's own JSON-lines files."""
+
+    name = "multiple_choice"
+    options_class = MultipleChoiceOptions
+
+    def read_examples(self, data_dir, split, options=None):
+        options = options or MultipleChoiceOptions()
+        path = user_files.split_file(options, data_dir, split, self.name)
+        return read_choice_file(path, options.format, split,
+                                labelled=split not in self.test_splits)
+
+
+register(OwnChoiceTask())

@@ -1,0 +1,295 @@
+"""`text_classification` and `text_regression`: fine-tuning on the user's own files.
+
+    python -m albert_tf.finetune --task=text_classification --train_file=train.csv \
+        --eval_file=dev.csv --text_column=review --label_column=stars ...
+
+The files (`tasks.user_files`: CSV, TSV or JSON lines) and their rows
+(`tasks.text_classification_data`) give one or two texts and a label. The
+head is `TextClassifier` on the pooled `[CLS]` output; its label set, read
+from the training file in a stable sorted order, is stored in the fine-tuned
+model folder (the `head` entry of `albert_tf_config.json`), so an export or a
+prediction in another process knows it.
+
+Reports (`eval_results.json`, TensorBoard under `eval_<split>/`, and
+`confusion_matrix_<split>.png` in the output folder):
+- multi-class: accuracy, macro precision/recall/F1, per-class
+  precision/recall/F1/support, the confusion matrix; and the majority
+  baseline (always the most frequent training label);
+- multi-label: micro and macro F1, the exact-match ratio, per-class scores,
+  each label's tp/fp/fn/tn; the threshold, chosen on held-out training rows
+  (`heldout_fraction`, by a hash of the row; 0.5 when none are held out) to
+  maximise micro-F1; and the baseline of predicting each label more than
+  half of the training rows have;
+- regression: Pearson, Spearman, MSE; and the MSE of predicting the training mean.
+
+Test predictions (`--do_predict`): `test_predictions.jsonl`, one object a
+row of the predict file: `id` (its `id` column, else its line), then
+`label` and `probabilities` (label -> probability), or `labels` (multi-label),
+or `score` (regression).
+"""
+
+import json
+import os
+
+import numpy as np
+
+from albert_tf.checkpoints import native
+from albert_tf.data import Features
+from albert_tf.io_utils import atomic_file
+from albert_tf.training.run_folder import MODEL_DIR, TENSORBOARD_DIR
+from tasks import register, user_files
+from tasks import text_classification_data as data
+from tasks import text_classification_report as report
+from tasks.base import Task
+from tasks.classification import encode_pairs
+from tasks.text_classification_data import TextOptions
+from tasks.text_classification_model import TextClassifier
+
+PREDICTIONS_FILE = "test_predictions.jsonl"
+HELDOUT_SOURCE = "held-out training rows"
+# Examples tokenized at a time: bounds the host's token lists, whatever the file's size.
+FEATURIZE_CHUNK = 4096
+
+
+def _saved_head(folder):
+    """The head config of a fine-tuned model folder, or None."""
+    if not folder or not native.is_native_dir(folder):
+        return None
+    return native.read_metadata(folder).get("head")
+
+
+class TextTask(Task):
+    eval_splits = ("dev",)
+    test_splits = ("test",)
+    options_class = TextOptions
+
+    def __init__(self, name, regression):
+        self.name, self.regression = name, regression
+
+    def kind(self, options):
+        if self.regression:
+            return data.REGRESSION
+        return data.MULTI_LABEL if options.multi_label else data.MULTI_CLASS
+
+    def _checked(self, options):
+        """The options, with the combinations that cannot work rejected."""
+        options = options or TextOptions()
+        if self.regression and (options.multi_label or options.class_weights != "none"):
+            raise ValueError(f"task {self.name!r}: --multi_label and --class_weights are for "
+                             "text_classification")
+        if options.multi_label and options.class_weights != "none":
+            raise ValueError("--class_weights=balanced is for single-label classification, "
+                             "not with --multi_label")
+        if options.multi_label and not options.label_separator and options.train_file and \
+                user_files.file_format(options.train_file, options.format) != "jsonl":
+            raise ValueError(f"--train_file={options.train_file}: multi-label CSV/TSV needs "
+                             "--label_separator (what joins a row's labels, e.g. '|')")
+        return options
+
+    # -- Reading -----------------------------------------------------------------
+
+    def training_labels(self, options, data_dir):
+        """The training file's `LabelStats`, checked to make a classifier."""
+        stats = data.label_stats(options, data_dir, self.kind(options), self.name)
+        if not stats.rows:
+            raise ValueError(f"--train_file={options.train_file}: no rows")
+        if options.multi_label and not stats.labels:
+            raise ValueError(f"--train_file={options.train_file}: no row has a label")
+        if not options.multi_label and len(stats.labels) < 2:
+            raise ValueError(f"--train_file={options.train_file}: classification needs at "
+                             f"least two labels, the file has {list(stats.labels)}")
+        return stats
+
+    def read_examples(self, data_dir, split, options=None):
+        """"train", "dev", "test" and (multi-label) "heldout", held out of "train"."""
+        options = self._checked(options)
+        kind = self.kind(options)
+        if split not in ("train", "dev", "test", "heldout"):
+            raise ValueError(f"task {self.name!r} has no split {split!r}")
+        known = None
+        if kind != data.REGRESSION and options.train_file:
+            known = self.training_labels(options, data_dir)
+        source = "train" if split == "heldout" else split
+        fraction = options.heldout_fraction if kind == data.MULTI_LABEL else 0.0
+
+        def examples():
+            for example in data.read_split(options, data_dir, source, kind, self.name,
+                                           None if source == "train" else known):
+                if source != "train" or data.is_heldout(example, fraction) == \
+                        (split == "heldout"):
+                    yield example
+        return data.FileExamples(examples)
+
+    # -- The model ---------------------------------------------------------------
+
+    def head(self, settings):
+        """`(labels, class_weights)` of the model: from the training file, else a
+        fine-tuned folder (the run's `model/`, or its init checkpoint)."""
+        options = self._checked(self.options(settings))
+        if self.regression:
+            return None, None
+        try:
+            stats = self.training_labels(options, settings.data_dir)
+        except ValueError:
+            stats = None
+        if stats is not None:
+            weights = data.balanced_weights(stats) if options.class_weights == "balanced" \
+                else None
+            return stats.labels, weights
+        for folder in (os.path.join(settings.output_dir, MODEL_DIR), settings.init_checkpoint):
+            saved = _saved_head(folder)
+            if saved and saved.get("labels"):
+                return tuple(saved["labels"]), None
+        raise ValueError(f"task {self.name!r}: no label set: give --train_file, or an "
+                         "--init_checkpoint fine-tuned on this task")
+
+    def build_model(self, backbone, settings):
+        labels, weights = self.head(settings)
+        return TextClassifier(backbone, labels, multi_label=self.options(settings).multi_label,
+                              class_weights=weights, dropout=settings.classifier_dropout)
+
+    def featurize(self, examples, tokenizer, settings, split):
+        """Features of `examples`, tokenized `FEATURIZE_CHUNK` at a time into arrays
+        allocated once (a streamed file is never held in memory as text)."""
+        count, length = len(examples), settings.max_seq_length
+        arrays = {name: np.zeros((count, length), np.int32)
+                  for name in ("token_ids", "segment_ids")}
+        lengths, labels, start = np.zeros(count, np.int32), [], 0
+        for chunk in data.chunks(examples, FEATURIZE_CHUNK):
+            encoded, chunk_lengths = encode_pairs(chunk, tokenizer, length)
+            for name, values in encoded.items():
+                arrays[name][start:start + len(chunk)] = values
+            lengths[start:start + len(chunk)] = chunk_lengths
+            if split not in self.test_splits:
+                labels.append(self._label_array(chunk, settings, split))
+            start += len(chunk)
+        if split in self.test_splits:
+            return Features(arrays, lengths)
+        arrays["label"] = np.concatenate(labels) if labels else \
+            self._label_array([], settings, split)
+        return Features(arrays, lengths, label_keys=("label",))
+
+    def _label_array(self, examples, settings, split):
+        """The label array of some examples: ids, multi-hot rows or scores."""
+        kind = self.kind(self.options(settings))
+        if kind == data.REGRESSION:
+            return np.array([e.label for e in examples], np.float32)
+        ids = {label: i for i, label in enumerate(self.head(settings)[0])}
+        unknown = next((e for e in examples for label in
+                        (e.label if kind == data.MULTI_LABEL else (e.label,))
+                        if label not in ids), None)
+        if unknown is not None:
+            raise ValueError(f"the {split} split, row {unknown.guid}: label {unknown.label!r} "
+                             f"is not one the model knows ({', '.join(ids)})")
+        if kind == data.MULTI_LABEL:
+            hot = np.zeros((len(examples), len(ids)), np.float32)
+            for row, example in enumerate(examples):
+                hot[row, [ids[label] for label in example.label]] = 1.0
+            return hot
+        return np.array([ids[e.label] for e in examples], np.int32)
+
+    # -- Evaluation and predictions ------------------------------------------------
+
+    def threshold(self, run):
+        """Multi-label: `(threshold, source)`, chosen on the held-out rows once and kept in
+        the model's head config (so the saved model folder carries it)."""
+        if getattr(run.model, "threshold_source", None):
+            return run.model.threshold, run.model.threshold_source
+        threshold, source = 0.5, "default 0.5 (no held-out training rows)"
+        if run.examples("heldout"):
+            targets = run.features("heldout").arrays["label"]
+            probabilities = report.sigmoid(run.outputs("heldout")["logits"])
+            threshold, _ = report.best_threshold(targets, probabilities)
+            source = f"{HELDOUT_SOURCE} ({len(targets)})"
+        run.model.threshold, run.model.threshold_source = threshold, source
+        return threshold, source
+
+    def evaluate(self, run, split):
+        options = self.options(run.settings)
+        kind, labels = self.kind(options), run.features(split).arrays["label"]
+        logits = run.outputs(split)["logits"]
+        if kind == data.REGRESSION:
+            results = report.regression(labels, logits[:, 0])
+            train = [e.label for e in run.examples("train")] if options.train_file else []
+            if train:
+                results["baseline_mse"] = float(np.mean((labels - np.mean(train)) ** 2))
+        elif kind == data.MULTI_LABEL:
+            threshold, source = self.threshold(run)
+            results = report.multi_label(labels > 0.5, report.sigmoid(logits) >= threshold,
+                                         run.model.labels)
+            results.update(threshold=threshold, threshold_source=source,
+                           **self._baseline(run, options, labels))
+        else:
+            results = report.multi_class(labels, np.argmax(logits, -1), run.model.labels)
+            results.update(self._baseline(run, options, labels))
+        results["examples"] = len(labels)
+        self._write_reports(run, split, results)
+        return results
+
+    def _baseline(self, run, options, labels):
+        """The majority baseline's scores, when the training file is at hand."""
+        if not options.train_file:
+            return {}
+        stats = self.training_labels(options, run.settings.data_dir)
+        counts = np.array(stats.counts)
+        if options.multi_label:
+            always = np.broadcast_to(counts > stats.rows / 2, labels.shape)
+            base = report.multi_label(labels > 0.5, always, stats.labels)
+            return {"baseline_micro_f1": base["micro_f1"],
+                    "baseline_exact_match": base["exact_match"]}
+        majority = np.full(len(labels), int(np.argmax(counts)))
+        base = report.multi_class(labels, majority, stats.labels)
+        return {"baseline_label": stats.labels[int(np.argmax(counts))],
+                "baseline_accuracy": base["accuracy"], "baseline_macro_f1": base["macro_f1"]}
+
+    def _write_reports(self, run, split, results):
+        """TensorBoard scalars and the confusion matrix picture of one split."""
+        from albert_tf.training.callbacks import update_step, write_scalars
+
+        if "confusion_matrix" in results:
+            path = os.path.join(run.output_dir, f"confusion_matrix_{split}.png")
+            report.write_confusion_png(results["confusion_matrix"], path,
+                                       f"{self.name}: {split} ({results['examples']} rows)")
+            results["confusion_matrix_png"] = path
+        step = update_step(run.model) if run.model.optimizer else 0
+        write_scalars(os.path.join(run.output_dir, TENSORBOARD_DIR), step,
+                      report.tensorboard_scalars(results), f"eval_{split}")
+
+    def write_predictions(self, run, split):
+        kind = self.kind(self.options(run.settings))
+        logits = run.outputs(split)["logits"]
+        threshold = self.threshold(run)[0] if kind == data.MULTI_LABEL else None
+        lines = [json.dumps(report.prediction(example.guid, row, run.model.labels, threshold),
+                            ensure_ascii=False)
+                 for example, row in zip(run.examples(split), logits)]
+        path = os.path.join(run.output_dir, PREDICTIONS_FILE)
+        with atomic_file(path, "w", encoding="utf-8", newline="\n") as f:
+            f.write("".join(line + "\n" for line in lines))
+        return path
+
+    # -- Serving ----------------------------------------------------------------
+
+    def serving_module(self, model, tokenizer, settings, model_dir, export_options):
+        from albert_tf.export.classification import ClassifierServing
+        from tasks.text_classification_serving import MultiLabelServing
+
+        options = self.options(settings)
+        multi = options.multi_label
+        self.check_export_options(export_options, ("threshold",) if multi else ())
+        pair = bool(options.text_pair_column)
+        saved = _saved_head(model_dir) or {}
+        labels = tuple(saved["labels"]) if saved.get("labels") else model.labels
+        info = {"inputs": ["text_a", "text_b"] if pair else ["text"],
+                "labels": None if labels is None else list(labels), "multi_label": multi}
+        if not multi:
+            return ClassifierServing(model, tokenizer, settings.max_seq_length, labels,
+                                     pair), info
+        threshold = export_options.get("threshold", saved.get("threshold", model.threshold))
+        info.update(threshold=float(threshold), threshold_source="given" if
+                    "threshold" in export_options else saved.get("threshold_source", "saved"))
+        return MultiLabelServing(model, tokenizer, settings.max_seq_length, labels, threshold,
+                                 pair), info
+
+
+register(TextTask("text_classification", regression=False))
+register(TextTask("text_regression", regression=True))
