@@ -270,8 +270,7 @@ class TextTask(Task):
     # -- Serving ----------------------------------------------------------------
 
     def serving_module(self, model, tokenizer, settings, model_dir, export_options):
-        from albert_tf.export.classification import ClassifierServing
-        from tasks.text_classification_serving import MultiLabelServing
+        from albert_tf.export.classification import ClassifierServing, MultiLabelServing
 
         options = self.options(settings)
         multi = options.multi_label

@@ -35,6 +35,7 @@ _EXPORTS = {
     "versions": "albert_tf.export.exporter",
     "ServingModule": "albert_tf.export.base",
     "ClassifierServing": "albert_tf.export.classification",
+    "MultiLabelServing": "albert_tf.export.classification",
     "SquadServing": "albert_tf.export.squad",
     "TfliteModel": "albert_tf.export.tflite",
 }

@@ -9,7 +9,13 @@ batch's longest example. Outputs:
   argmax), `probabilities` float32 `(batch_size, num_classes)` (a softmax of
   the logits);
 - regression (STS-B): `score` float32 `(batch_size,)`, the raw output (the
-  model was trained on scores in [0, 5] but is not clipped here).
+  model was trained on scores in [0, 5] but is not clipped here);
+- multi-label (`MultiLabelServing`): `probabilities` float32 `(batch_size,
+  num_labels)`, a sigmoid per label in label order; `predicted` bool, the same
+  shape, probability >= the threshold; `labels` string, the same shape, the
+  predicted labels first (in label order), then empty strings (TF Serving
+  needs dense outputs); `num_labels` int32 `(batch_size,)`, how many of
+  `labels` are predicted.
 """
 
 import tensorflow as tf
@@ -29,8 +35,9 @@ class ClassifierServing(ServingModule):
         pair: whether the task takes two texts.
     """
 
-    def __init__(self, model, tokenizer, max_seq_length, labels, pair):
-        super().__init__(model, tokenizer, max_seq_length, name="albert_classifier_serving")
+    def __init__(self, model, tokenizer, max_seq_length, labels, pair,
+                 name="albert_classifier_serving"):
+        super().__init__(model, tokenizer, max_seq_length, name=name)
         self.packer = SegmentPacker(max_seq_length, tokenizer.cls_id, tokenizer.sep_id,
                                     tokenizer.pad_id)
         self.labels = None if labels is None else tuple(labels)
@@ -49,10 +56,36 @@ class ClassifierServing(ServingModule):
     def _outputs(self, packed):
         length = padded_length(tf.reduce_sum(packed["padding_mask"], axis=1),
                                self.max_seq_length)
-        logits = self.run_model({k: v[:, :length] for k, v in packed.items()})["logits"]
+        return self.decode(self.run_model({k: v[:, :length] for k, v in packed.items()})["logits"])
+
+    def decode(self, logits):
+        """The outputs from the logits `(batch_size, num_classes)`."""
         if self.labels is None:
             return {"score": logits[:, 0]}
         label_id = tf.argmax(logits, axis=-1, output_type=tf.int32)  # (batch,)
         return {"label": tf.gather(tf.constant(self.labels), label_id),
                 "label_id": label_id,
                 "probabilities": tf.nn.softmax(logits, axis=-1)}
+
+
+class MultiLabelServing(ClassifierServing):
+    """Raw-text signatures of a multi-label classifier (a sigmoid per label).
+
+    Args: as `ClassifierServing`'s, and `threshold`, the decision threshold.
+    """
+
+    def __init__(self, model, tokenizer, max_seq_length, labels, threshold, pair):
+        super().__init__(model, tokenizer, max_seq_length, labels, pair,
+                         name="albert_multi_label_serving")
+        self.threshold = float(threshold)
+
+    def decode(self, logits):
+        probabilities = tf.sigmoid(logits)  # (batch, labels)
+        predicted = probabilities >= self.threshold
+        # Predicted labels first: a stable sort on "not predicted" keeps label order.
+        order = tf.argsort(tf.cast(~predicted, tf.int32), axis=-1, stable=True)
+        names = tf.gather(tf.constant(self.labels), order)
+        chosen = tf.gather(predicted, order, batch_dims=1)
+        return {"probabilities": probabilities, "predicted": predicted,
+                "labels": tf.where(chosen, names, tf.constant("")),
+                "num_labels": tf.reduce_sum(tf.cast(predicted, tf.int32), axis=-1)}
