@@ -75,11 +75,12 @@ def resolve_settings(base=None):
 
 
 def print_results(results):
-    """The metrics of each evaluated split, one line each."""
+    """The metrics of each evaluated split, one line each (the numbers; tables
+    such as per-class scores and confusion matrices are in the results file)."""
     for split, values in results.items():
         if isinstance(values, dict) and split not in ("train", "predictions"):
             shown = ", ".join(f"{k}={v:.4f}" if isinstance(v, float) else f"{k}={v}"
-                              for k, v in values.items())
+                              for k, v in values.items() if not isinstance(v, (dict, list)))
             print(f"{split}: {shown}")
     if "train" in results:
         train = results["train"]
