@@ -184,9 +184,14 @@ def _batches(rows, size):
 
 
 def _json_value(value):
+    """A model output (numpy scalar or array, strings as bytes) as JSON values."""
+    if hasattr(value, "tolist"):  # numpy: scalars and arrays as Python values
+        value = value.tolist()
     if isinstance(value, bytes):
         return value.decode("utf-8", "replace")
-    return value.item() if hasattr(value, "item") and value.ndim == 0 else value.tolist()
+    if isinstance(value, list):
+        return [_json_value(v) for v in value]
+    return value
 
 
 def predict_rows(predictor, rows, batch_size, out):

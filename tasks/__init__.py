@@ -10,7 +10,8 @@ from albert_tf.registry import Registry
 
 REGISTRY = Registry("task", ("tasks.classification", "tasks.squad", "tasks.clue",
                              "tasks.cmrc2018", "tasks.text_classification",
-                             "tasks.multiple_choice", "tasks.race", "tasks.c3"))
+                             "tasks.multiple_choice", "tasks.race", "tasks.c3",
+                             "tasks.token_classification"))
 register = REGISTRY.register
 get = REGISTRY.get
 names = REGISTRY.names

@@ -95,7 +95,9 @@ _HEAD_ENTRIES = {
 
 
 def head_entries(kind):
-    return _HEAD_ENTRIES[kind]
+    """The entries of a task head; none for a head Google's scripts never
+    trained (token classification): only the backbone loads then."""
+    return _HEAD_ENTRIES.get(kind, [])
 
 
 def skip(key, heads):

@@ -80,19 +80,22 @@ def entries(config, heads):
     return out
 
 
-# AlbertForSequenceClassification / AlbertForQuestionAnswering heads.
+# AlbertForSequenceClassification (and AlbertForMultipleChoice, one output) /
+# AlbertForTokenClassification / AlbertForQuestionAnswering heads.
+_CLASSIFIER = [_entry("classifier/kernel", "classifier", "kernel"),
+               _entry("classifier/bias", "classifier", "bias")]
 _HEAD_ENTRIES = {
-    "classifier": [_entry("classifier/kernel", "classifier", "kernel"),
-                   _entry("classifier/bias", "classifier", "bias")],
+    "classifier": _CLASSIFIER,
+    "token_classifier": _CLASSIFIER,
     "span": [_entry("qa_outputs/kernel", "qa_outputs", "kernel"),
              _entry("qa_outputs/bias", "qa_outputs", "bias")],
 }
 
 
 def head_entries(kind):
-    if kind not in _HEAD_ENTRIES:
-        raise CheckpointError(f"Hugging Face has no {kind!r} head; it cannot be read or written")
-    return _HEAD_ENTRIES[kind]
+    """The entries of a task head; none for a head Hugging Face has no class
+    for (ALBERT's SQuAD 2.0 beam head): only the backbone loads then."""
+    return _HEAD_ENTRIES.get(kind, [])
 
 
 def skip(key, heads):

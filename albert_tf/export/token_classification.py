@@ -1,0 +1,203 @@
+"""Serving a token classifier from raw text: entities with character offsets, and tags.
+
+Words. The tag of a word is read from its first token. On raw text a token
+begins a new word (`word_starts`, the same rule on the host and in the
+graph) when it is the text's first, when whitespace or dropped characters
+separate it from the token before, or when the character on either side of
+the boundary is a CJK ideograph or punctuation; tokens that share characters
+(one character normalized into several tokens) are one word. For WordPiece
+this gives BERT's words (whitespace, punctuation and CJK characters apart).
+
+Windows. A text of more than `max_seq_length - 2` tokens is cut into
+consecutive windows of that many tokens, each `[CLS] window [SEP]`; the
+tags of all windows are put back in order (as the task featurizes it).
+
+`serving_default` takes `text` string `(batch_size,)` and returns, padded
+per batch (use the counts):
+
+- `num_entities` int32 (batch,); `entity_type`, `entity_text` string and
+  `entity_start`, `entity_end` int32 (batch, max_entities): the type and the
+  code point span `[start, end)` into the input text ("" and -1 padding).
+  Entities are read from the word tags by conlleval's rules.
+- `num_tokens` int32 (batch,); `token_tag` string (batch, max_tokens): the
+  word's tag on its first token, "" on its other tokens and on padding;
+  `token_start`, `token_end` int32: each token's code point span (-1 padding).
+
+Invalid UTF-8 is read as U+FFFD (the tokenizers' rule); offsets and
+`entity_text` then refer to that decoded text.
+"""
+
+import functools
+import unicodedata
+
+import tensorflow as tf
+
+from albert_tf.export.base import ServingModule, padded_length
+
+# BERT's CJK ideograph blocks (`tokenization._is_chinese_char`).
+CJK_RANGES = ((0x4E00, 0x9FFF), (0x3400, 0x4DBF), (0x20000, 0x2A6DF), (0x2A700, 0x2B73F),
+              (0x2B740, 0x2B81F), (0x2B820, 0x2CEAF), (0xF900, 0xFAFF), (0x2F800, 0x2FA1F))
+# BERT's punctuation (`tokenization._is_punctuation`): these ASCII ranges and
+# the Unicode P* categories.
+ASCII_PUNCTUATION = ((33, 47), (58, 64), (91, 96), (123, 126))
+PREFIX_CODES = {"O": 0, "B": 1, "I": 2, "E": 3, "S": 4}
+
+
+def is_standalone(char):
+    """Whether `char` is a word by itself: a CJK ideograph or punctuation."""
+    code = ord(char)
+    if any(lo <= code <= hi for lo, hi in CJK_RANGES + ASCII_PUNCTUATION):
+        return True
+    return unicodedata.category(char).startswith("P")
+
+
+def word_starts(text, starts, ends):
+    """Host rule: for each token (code point spans `starts`, `ends` into
+    `text`), whether it begins a word."""
+    out = []
+    for i, (start, end) in enumerate(zip(starts, ends)):
+        if i == 0 or start > ends[i - 1]:
+            out.append(True)
+        elif start < ends[i - 1]:
+            out.append(False)  # overlapping spans: made from the same characters
+        else:
+            before = ends[i - 1] - 1
+            out.append((start < len(text) and is_standalone(text[start]))
+                       or (0 <= before < len(text) and is_standalone(text[before])))
+    return out
+
+
+def _graph_standalone(codes):
+    """`is_standalone` of int32 code points (any shape); -1 (no character) is not."""
+    hit = tf.zeros_like(codes, dtype=tf.bool)
+    for lo, hi in CJK_RANGES + ASCII_PUNCTUATION:
+        hit |= (codes >= lo) & (codes <= hi)
+    flat = tf.reshape(tf.where(codes < 0, 32, codes), [-1, 1])
+    chars = tf.strings.unicode_encode(flat, "UTF-8")
+    punctuation = tf.reshape(tf.strings.regex_full_match(chars, r"\p{P}"), tf.shape(codes))
+    return hit | punctuation
+
+
+def graph_word_starts(chars, starts, ends):
+    """`word_starts` in the graph: chars ragged int32 code points (batch, chars),
+    starts/ends ragged (batch, tokens) -> ragged bool (batch, tokens)."""
+    lengths = starts.row_lengths()
+    s, e = starts.to_tensor(0), ends.to_tensor(0)  # (batch, tokens)
+    codes = tf.concat([chars.to_tensor(-1), tf.fill([tf.shape(s)[0], 1], -1)], 1)
+    last = tf.shape(codes)[1] - 1
+
+    def char_at(index):
+        found = tf.gather(codes, tf.clip_by_value(index, 0, last), batch_dims=1)
+        return tf.where(index >= 0, found, -1)
+
+    prev_end = tf.pad(e[:, :-1], [[0, 0], [1, 0]])
+    first = tf.range(tf.shape(s)[1])[None, :] == 0
+    joined = _graph_standalone(char_at(s)) | _graph_standalone(char_at(prev_end - 1))
+    begins = first | (s > prev_end) | ((s == prev_end) & joined)
+    return tf.RaggedTensor.from_tensor(begins, lengths=lengths)
+
+
+class TokenClassifierServing(ServingModule):
+    """Raw-text signature of an `AlbertTokenClassifier` (see the module docstring).
+
+    Args:
+        model: the fine-tuned `AlbertTokenClassifier` (float32).
+        tokenizer: its in-graph tokenizer (with `tokenize_with_offsets`).
+        max_seq_length: the fine-tuning run's (window size + 2).
+        tags: the tag names in class order ("O" or PREFIX-TYPE).
+    """
+
+    def __init__(self, model, tokenizer, max_seq_length, tags):
+        super().__init__(model, tokenizer, max_seq_length, name="albert_token_serving")
+        self.tags = tuple(tags)
+        self._decode = functools.partial(model.decode)  # not tracked (see ServingModule)
+        types = sorted({t[2:] for t in self.tags if t != "O"})
+        self._type_names = tf.constant([""] + types)
+        self._tag_prefix = tf.constant([PREFIX_CODES[t[0]] for t in self.tags], tf.int32)
+        self._tag_type = tf.constant([0 if t == "O" else 1 + types.index(t[2:])
+                                      for t in self.tags], tf.int32)
+        self.define_signatures(self._serve, ("text",))
+
+    def _windows(self, ids, first):
+        """Packed windows of ragged `ids`: model inputs, word mask, and each
+        token's (row, column)."""
+        window = self.max_seq_length - 2
+        n = tf.cast(ids.row_lengths(), tf.int32)
+        count = tf.maximum(1, (n + window - 1) // window)  # windows per text
+        base = tf.cumsum(count, exclusive=True)
+        example = tf.repeat(tf.range(tf.shape(n)[0]), count)  # (rows,)
+        index = tf.range(tf.shape(example)[0]) - tf.gather(base, example)
+        row_length = tf.clip_by_value(tf.gather(n, example) - index * window, 0, window)
+        owner = tf.cast(ids.value_rowids(), tf.int32)
+        position = tf.range(tf.shape(owner)[0]) - tf.gather(tf.cast(ids.row_starts(),
+                                                                    tf.int32), owner)
+        where = tf.stack([tf.gather(base, owner) + position // window,
+                          position % window + 1], 1)  # (tokens, 2)
+        columns = tf.range(window + 2)[None, :]
+        tokens = tf.fill([tf.shape(example)[0], window + 2], self.tokenizer.pad_id)
+        tokens = tf.where(columns == 0, self.tokenizer.cls_id, tokens)
+        tokens = tf.where(columns == row_length[:, None] + 1, self.tokenizer.sep_id, tokens)
+        tokens = tf.tensor_scatter_nd_update(tokens, where, ids.flat_values)
+        word_mask = tf.scatter_nd(where, first.flat_values, tf.shape(tokens))
+        length = padded_length(row_length + 2, self.max_seq_length)
+        inputs = {"token_ids": tokens[:, :length],
+                  "segment_ids": tf.zeros_like(tokens[:, :length]),
+                  "padding_mask": tf.cast(columns < row_length[:, None] + 2, tf.int32)[:, :length]}
+        return inputs, word_mask[:, :length], where
+
+    def _serve(self, text):
+        ids, starts, ends = self.tokenizer.tokenize_with_offsets(text)
+        chars = tf.strings.unicode_decode(text, "UTF-8", errors="replace")
+        first = graph_word_starts(chars, starts, ends)
+        inputs, word_mask, where = self._windows(ids, first)
+        tags = self._decode(self.run_model(inputs)["logits"], word_mask)  # (rows, length)
+        token_tag = tf.gather_nd(tags, where)  # (tokens,) in text order
+        outputs = self._entities(text, chars, first, starts, ends, token_tag)
+        names = tf.where(first.flat_values, tf.gather(tf.constant(self.tags), token_tag), "")
+        outputs.update({
+            "num_tokens": tf.cast(ids.row_lengths(), tf.int32),
+            "token_tag": ids.with_flat_values(names).to_tensor(""),
+            "token_start": starts.to_tensor(-1), "token_end": ends.to_tensor(-1)})
+        return outputs
+
+    def _entities(self, text, chars, first, starts, ends, token_tag):
+        """Entities of the word tags, by conlleval's rules, per text."""
+        is_first = first.flat_values
+        word_of_token = tf.cumsum(tf.cast(is_first, tf.int32)) - 1
+        words = tf.where(is_first)[:, 0]
+        num_words = tf.shape(words)[0]
+        word_end = tf.math.unsorted_segment_max(ends.flat_values, word_of_token, num_words)
+        word_start = tf.gather(starts.flat_values, words)
+        example = tf.gather(tf.cast(first.value_rowids(), tf.int32), words)
+        tag = tf.gather(token_tag, words)
+        prefix, kind = tf.gather(self._tag_prefix, tag), tf.gather(self._tag_type, tag)
+        same_text = tf.concat([[False], example[1:] == example[:-1]], 0)
+        p_prefix = tf.where(same_text, tf.concat([[0], prefix[:-1]], 0), 0)
+        p_kind = tf.where(same_text, tf.concat([[0], kind[:-1]], 0), 0)
+        begins = (kind > 0) & ((prefix == 1) | (prefix == 4) | (p_prefix == 0)
+                               | (p_prefix >= 3) | (p_kind != kind))
+        inside = kind > 0
+        entity = tf.cumsum(tf.cast(begins, tf.int32)) - 1
+        count = tf.reduce_sum(tf.cast(begins, tf.int32))
+        member = tf.where(inside)[:, 0]
+        start = tf.math.unsorted_segment_min(tf.gather(word_start, member),
+                                             tf.gather(entity, member), count)
+        end = tf.math.unsorted_segment_max(tf.gather(word_end, member),
+                                           tf.gather(entity, member), count)
+        heads = tf.where(begins)[:, 0]
+        owner = tf.gather(example, heads)
+        clean = tf.strings.unicode_encode(chars, "UTF-8")
+        surface = tf.strings.substr(tf.gather(clean, owner), start, end - start,
+                                    unit="UTF8_CHAR")
+        rows = tf.shape(text)[0]
+
+        def per_text(values, default):
+            return tf.RaggedTensor.from_value_rowids(values, owner, nrows=rows).to_tensor(
+                default)
+
+        return {"num_entities": tf.math.bincount(owner, minlength=rows, maxlength=rows,
+                                                 dtype=tf.int32),
+                "entity_type": per_text(tf.gather(self._type_names,
+                                                  tf.gather(kind, heads)), ""),
+                "entity_text": per_text(surface, ""),
+                "entity_start": per_text(start, -1), "entity_end": per_text(end, -1)}

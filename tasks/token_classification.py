@@ -1,0 +1,210 @@
+"""`--task=token_classification`: a tag for every word (NER, POS tagging, chunking).
+
+Files (`tasks.token_data`): CoNLL columns or CLUENER2020-style JSON lines,
+named by `--train_file`, `--eval_file`, `--predict_file`.
+
+Tags. The training file's scheme (IOB1, IOB2 or BIOES) is detected; the
+model predicts in `--tag_scheme` (auto: IOB2, or BIOES for a BIOES file),
+every file converted to it. The tag set is read from the training file
+("O", then each type's tags, types sorted) and recorded with the model as
+the `entity_tags` option. A sequence that breaks its file's scheme is
+counted and reported (count, first line); with `--scheme_errors=repair`
+(the default) it is read as conlleval reads it, with `error` the run stops.
+A type in the eval file that training never saw stops the run, naming it
+and its line.
+
+Metrics (`tasks.ner_eval`, equal to seqeval and conlleval): entity-level
+precision / recall / F1, micro and per type, in default and strict mode, and
+word accuracy. `--do_eval` also writes `<split>_gold.conll` and
+`<split>_predicted.conll` (a word and its tag per line) for
+`python -m tasks.ner_eval`; `--do_predict` writes `test_predictions.jsonl`:
+each text's entities (type, code point span, text), words and tags.
+"""
+
+import dataclasses
+import json
+import logging
+import os
+
+import numpy as np
+
+from albert_tf.io_utils import atomic_file
+from albert_tf.models import AlbertTokenClassifier
+from albert_tf.settings import setting
+from tasks import ner_eval, register, tagging, token_data, token_features
+from tasks.base import Task
+from tasks.user_files import FileOptions, split_file
+
+MODEL_SCHEMES = ("auto", "iob2", "bioes")
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class TokenOptions(FileOptions):
+    tag_scheme: str = setting("auto", "Token classification: the tagging scheme the model "
+                              "predicts (auto: IOB2, or BIOES for a BIOES training file).",
+                              choices=MODEL_SCHEMES)
+    crf: bool = setting(False, "Token classification: a linear-chain CRF over the word tags "
+                        "(Viterbi decoding, also in the exported graph).")
+    scheme_errors: str = setting("repair", "Token classification: tag sequences that break "
+                                 "their file's scheme are read as conlleval reads them "
+                                 "(repair) or stop the run (error).",
+                                 choices=("repair", "error"))
+    entity_tags: str = setting("", "Token classification: the model's tags, comma-separated "
+                               "in class order (read from --train_file when empty, and "
+                               "recorded with the model).")
+
+
+def _file_tags(examples):
+    """The types of a file's examples, each with the first place it occurs."""
+    first = {}
+    for example in examples:
+        kinds = ([tagging.split_tag(t)[1] for t in example.tags or ()] if example.words
+                 is not None else [e.type for e in example.entities or ()])
+        for kind in kinds:
+            if kind:
+                first.setdefault(kind, example.where)
+    return first
+
+
+class TokenClassificationTask(Task):
+    name = "token_classification"
+    options_class = TokenOptions
+
+    def __init__(self):
+        self._train = {}  # training file (path, size, mtime) -> its tag list
+
+    def read_examples(self, data_dir, split, options=None):
+        options = options or TokenOptions()
+        path = split_file(options, data_dir, split, self.name)
+        labelled = split != "test"
+        examples = token_data.read_file(path, options.format, labelled)
+        if labelled:
+            self._check_scheme(path, examples, options)
+        if split == "train":
+            self._train[self._key(path)] = self._tags_of(examples, options)
+        elif labelled:
+            self._check_types(path, examples, self.tags(options, data_dir))
+        return examples
+
+    @staticmethod
+    def _key(path):
+        stat = os.stat(path)
+        return os.path.abspath(path), stat.st_size, stat.st_mtime_ns
+
+    def _check_scheme(self, path, examples, options):
+        sequences = [list(e.tags) for e in examples if e.tags]
+        if not sequences:
+            return
+        scheme = tagging.detect_scheme(sequences)
+        broken = [e for e in examples if e.tags and tagging.breaks_scheme(list(e.tags), scheme)]
+        if not broken:
+            return
+        message = (f"{path}: {len(broken)} tag sequence(s) break the file's scheme "
+                   f"{scheme.upper()} (the first at {broken[0].where})")
+        if options.scheme_errors == "error":
+            raise ValueError(message)
+        logging.warning("%s; read as conlleval reads them", message)
+
+    @staticmethod
+    def _tags_of(examples, options):
+        sequences = [list(e.tags) for e in examples if e.tags]
+        scheme = options.tag_scheme
+        if scheme == "auto":
+            scheme = "bioes" if sequences and tagging.detect_scheme(sequences) == "bioes" \
+                else "iob2"
+        return tagging.tag_list(_file_tags(examples), scheme)
+
+    def tags(self, options, data_dir=""):
+        """The model's tag list: `entity_tags`, else the training file's."""
+        if options.entity_tags:
+            return options.entity_tags.split(",")
+        path = split_file(options, data_dir, "train", self.name)
+        if self._key(path) not in self._train:
+            self.read_examples(data_dir, "train", options)
+        return self._train[self._key(path)]
+
+    def _check_types(self, path, examples, tags):
+        known = set(tagging.entity_types(tags))
+        for kind, where in _file_tags(examples).items():
+            if kind not in known:
+                raise ValueError(f"{where}: type {kind!r} never occurs in training (its "
+                                 f"types: {', '.join(sorted(known)) or 'none'})")
+
+    def featurize(self, examples, tokenizer, settings, split):
+        tags = self.tags(self.options(settings), settings.data_dir)
+        return token_features.featurize(examples, tokenizer, settings.max_seq_length, tags,
+                                        labelled=split != "test")
+
+    def build_model(self, backbone, settings, head=None):
+        options = self.options(settings)
+        tags = self.tags(options, settings.data_dir)
+        if settings.task_options and not options.entity_tags:
+            # Recorded in the settings the model folder stores, so that a
+            # model loaded without its training file knows its tags.
+            settings.task_options["entity_tags"] = ",".join(tags)
+        return AlbertTokenClassifier(backbone, len(tags), dropout=settings.classifier_dropout,
+                                     crf=options.crf)
+
+    def predicted_tags(self, run, split):
+        """`(encoded examples, predicted word tags)` of a split."""
+        tags = self.tags(self.options(run.settings), run.settings.data_dir)
+        scheme = self._scheme(run)
+        features = run.features(split)
+        logits = run.outputs(split)["logits"]
+        mask = features.arrays["word_index"] >= 0
+        # In slices: a CRF's Viterbi holds (rows, words, tags, tags) scores.
+        ids = np.zeros(mask.shape, np.int32)
+        for i in range(0, len(features), 256):
+            ids[i:i + 256] = run.model.decode(logits[i:i + 256], mask[i:i + 256])
+        encoded = [token_features.encode(e, run.tokenizer, scheme) for e in run.examples(split)]
+        return encoded, token_features.word_tags(features, ids, [len(e.spans) for e in encoded],
+                                                 tags)
+
+    def evaluate(self, run, split):
+        encoded, predicted = self.predicted_tags(run, split)
+        gold = [e.tags for e in encoded]
+        scores = ner_eval.score(gold, predicted)
+        strict = ner_eval.score(gold, predicted, "strict", self._scheme(run))
+        self._write_conll(run, split, encoded, gold, predicted)
+        metrics = {"precision": scores["precision"], "recall": scores["recall"],
+                   "f1": scores["f1"], "accuracy": scores["accuracy"],
+                   "strict_f1": strict["f1"], "examples": len(gold), "entities": scores["gold"]}
+        metrics.update({f"f1_{k}": v["f1"] for k, v in scores["per_type"].items()})
+        return metrics
+
+    def _scheme(self, run):
+        tags = self.tags(self.options(run.settings), run.settings.data_dir)
+        return "bioes" if any(t[0] in "ES" for t in tags) else "iob2"
+
+    def _write_conll(self, run, split, encoded, gold, predicted):
+        for name, sequences in (("gold", gold), ("predicted", predicted)):
+            path = os.path.join(run.output_dir, f"{split}_{name}.conll")
+            with atomic_file(path, "w", encoding="utf-8") as f:
+                for example, enc, tags in zip(run.examples(split), encoded, sequences):
+                    for (start, end), tag in zip(enc.spans, tags):
+                        word = example.text[start:end]
+                        f.write(f"{word if word.strip() and word.split() == [word] else '_'}"
+                                f"\t{tag}\n")
+                    f.write("\n")
+
+    def write_predictions(self, run, split):
+        encoded, predicted = self.predicted_tags(run, split)
+        path = os.path.join(run.output_dir, f"{split}_predictions.jsonl")
+        with atomic_file(path, "w", encoding="utf-8") as f:
+            for example, enc, tags in zip(run.examples(split), encoded, predicted):
+                row = {"id": example.guid, "text": example.text,
+                       "entities": token_features.char_entities(tags, enc.spans, example.text),
+                       "words": [example.text[s:e] for s, e in enc.spans], "tags": tags}
+                f.write(json.dumps(row, ensure_ascii=False) + "\n")
+        return path
+
+    def serving_module(self, model, tokenizer, settings, model_dir, export_options):
+        from albert_tf.export.token_classification import TokenClassifierServing
+
+        self.check_export_options(export_options)
+        tags = self.tags(self.options(settings), settings.data_dir)
+        module = TokenClassifierServing(model, tokenizer, settings.max_seq_length, tags)
+        return module, {"inputs": ["text"], "tags": list(tags)}
+
+
+register(TokenClassificationTask())

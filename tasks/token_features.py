@@ -1,0 +1,166 @@
+"""Token classification features: words to tokens, windows, and model tags back to words.
+
+Every word's tag goes on its first token; the other tokens, [CLS], [SEP] and
+padding get `IGNORED` (-100), which the loss skips. Texts longer than
+`max_seq_length - 2` tokens are cut into consecutive windows of that many
+tokens (`[CLS] window [SEP]` each), and predictions are put back in order:
+the serving graph (`albert_tf.export.token_classification`) windows the same way.
+
+Words: a CoNLL sentence's tokens; for JSON lines, the words of the serving
+rule (`word_starts`) on the tokenizer's tokens, each entity covering the
+words that start inside it.
+"""
+
+import bisect
+import dataclasses
+import logging
+
+import numpy as np
+
+from albert_tf.data import Features
+from albert_tf.export.token_classification import word_starts
+from albert_tf.models.token_classifier import IGNORED
+from tasks import tagging
+
+
+@dataclasses.dataclass
+class Encoded:
+    """One example on the tokenizer's tokens.
+
+    ids: token ids; token_word: each token's word index, or -1 (not a
+    word's first token); spans: each word's `(start, end)` in the text;
+    tags: each word's gold tag in the model's scheme (None if unlabelled);
+    misaligned: entities whose edges fall inside a word.
+    """
+
+    ids: list
+    token_word: list
+    spans: list
+    tags: list | None
+    misaligned: int = 0
+
+
+def _conll_words(example, starts):
+    """`token_word` of a CoNLL sentence: the word a token starts in, on its first token."""
+    word_starts_at = [s for s, _ in example.words]
+    token_word, seen = [], set()
+    for start in starts:
+        j = bisect.bisect_right(word_starts_at, start) - 1
+        inside = j >= 0 and start < example.words[j][1]
+        token_word.append(j if inside and j not in seen else -1)
+        if inside:
+            seen.add(j)
+    return token_word
+
+
+def _span_words(example, starts, ends):
+    """`(token_word, spans)` of a JSON-lines text by the serving rule."""
+    token_word, spans = [], []
+    for start, end, begins in zip(starts, ends, word_starts(example.text, starts, ends)):
+        if begins:
+            token_word.append(len(spans))
+            spans.append([start, end])
+        else:
+            token_word.append(-1)
+            spans[-1][1] = max(spans[-1][1], end)
+    return token_word, [tuple(s) for s in spans]
+
+
+def _span_tags(entities, spans, scheme):
+    """Word tags of character-span entities, and how many do not align with words."""
+    firsts = [s for s, _ in spans]
+    on_words, misaligned, last_end = [], 0, 0
+    for e in entities:
+        lo = bisect.bisect_left(firsts, e.start)
+        hi = bisect.bisect_left(firsts, e.end)
+        if lo == hi or lo < last_end:
+            misaligned += 1  # no word starts inside it, or it shares a word with the previous
+            continue
+        if spans[lo][0] != e.start or spans[hi - 1][1] != e.end:
+            misaligned += 1
+        on_words.append(tagging.Entity(e.type, lo, hi))
+        last_end = hi
+    return tagging.tags_of(on_words, len(spans), scheme), misaligned
+
+
+def encode(example, tokenizer, scheme):
+    """The `Encoded` form of a `tasks.token_data.TaggedExample`."""
+    ids, starts, ends = tokenizer.encode_with_offsets(example.text)
+    if example.words is not None:
+        tags = None if example.tags is None else tagging.convert(list(example.tags), scheme)
+        return Encoded(ids, _conll_words(example, starts), list(example.words), tags)
+    token_word, spans = _span_words(example, starts, ends)
+    if example.entities is None:
+        return Encoded(ids, token_word, spans, None)
+    tags, misaligned = _span_tags(example.entities, spans, scheme)
+    return Encoded(ids, token_word, spans, tags, misaligned)
+
+
+def featurize(examples, tokenizer, max_seq_length, tags, labelled):
+    """`Features` of `examples` with the tag list `tags` (class order).
+
+    Arrays: token_ids, segment_ids, label (-100 where ignored; only if
+    `labelled`); host arrays word_index (each position's word, -1 if none) and
+    source (each window's example).
+    """
+    scheme = "bioes" if any(t[0] in "ES" for t in tags) else "iob2"
+    tag_id = {t: i for i, t in enumerate(tags)}
+    window = max_seq_length - 2
+    rows = {"token_ids": [], "label": [], "word_index": []}
+    sources, lengths, misaligned, first_bad = [], [], 0, None
+    for index, example in enumerate(examples):
+        encoded = encode(example, tokenizer, scheme)
+        misaligned += encoded.misaligned
+        if encoded.misaligned and first_bad is None:
+            first_bad = example.where
+        for begin in range(0, max(len(encoded.ids), 1), window):
+            piece = slice(begin, begin + window)
+            words = encoded.token_word[piece]
+            labels = [IGNORED if w < 0 or not labelled else tag_id[encoded.tags[w]]
+                      for w in words]
+            rows["token_ids"].append([tokenizer.cls_id, *encoded.ids[piece], tokenizer.sep_id])
+            rows["label"].append([IGNORED, *labels, IGNORED])
+            rows["word_index"].append([-1, *words, -1])
+            sources.append(index)
+            lengths.append(len(words) + 2)
+    if misaligned:
+        logging.warning("%d entities do not begin and end at word boundaries (the first at "
+                        "%s): they are tagged on the words that start inside them",
+                        misaligned, first_bad)
+    pads = {"token_ids": tokenizer.pad_id, "label": IGNORED, "word_index": -1}
+    arrays = {name: _padded(values, max_seq_length, pads[name]) for name, values in rows.items()}
+    arrays["segment_ids"] = np.zeros_like(arrays["token_ids"])
+    arrays["source"] = np.array(sources, np.int32)
+    if not labelled:
+        del arrays["label"]
+    return Features(arrays, np.array(lengths, np.int32),
+                    label_keys=("label",) if labelled else (),
+                    host_keys=("word_index", "source"))
+
+
+def _padded(rows, length, fill):
+    out = np.full((len(rows), length), fill, np.int32)
+    for i, row in enumerate(rows):
+        out[i, :len(row)] = row
+    return out
+
+
+def word_tags(features, tag_ids, num_words, tags):
+    """Predicted word tags per example from per-position tag ids (windows, seq);
+    a word without a token of its own is "O"."""
+    out = [["O"] * n for n in num_words]
+    words = features.arrays["word_index"]
+    for row in range(len(features)):
+        example = out[features.arrays["source"][row]]
+        for position in np.nonzero(words[row] >= 0)[0]:
+            example[words[row, position]] = tags[tag_ids[row, position]]
+    return out
+
+
+def char_entities(word_tag_list, spans, text):
+    """Entities of word tags as `{"type", "start", "end", "text"}` (code points, end exclusive)."""
+    found = []
+    for e in tagging.entities_default(word_tag_list):
+        start, end = spans[e.start][0], spans[e.end - 1][1]
+        found.append({"type": e.type, "start": start, "end": end, "text": text[start:end]})
+    return found
