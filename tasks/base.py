@@ -112,8 +112,14 @@ class Task(abc.ABC):
         `tokenizer` is a host tokenizer (`albert_tf.tokenizer.base`)."""
 
     @abc.abstractmethod
-    def build_model(self, backbone, settings):
-        """The task model (a `keras.Model` with `compute_loss` and `head_config`)."""
+    def build_model(self, backbone, settings, head=None):
+        """The task model (a `keras.Model` with `compute_loss` and `head_config`).
+
+        head: None for a new run; when a fine-tuned model folder is loaded
+        back (`tasks.finetuned`), the `head_config()` saved in it, so that a
+        head built from the training data (a label set) is rebuilt as it was
+        trained, without the training file.
+        """
 
     @abc.abstractmethod
     def evaluate(self, run, split):

@@ -58,7 +58,7 @@ class GlueTask(Task):
                                        np.int32)
         return Features(arrays, lengths, label_keys=("label",))
 
-    def build_model(self, backbone, settings):
+    def build_model(self, backbone, settings, head=None):
         num_classes = 1 if self.is_regression else len(self.spec.labels)
         return AlbertClassifier(backbone, num_classes, dropout=settings.classifier_dropout)
 

@@ -243,7 +243,7 @@ class ClueTask(Task):
         arrays["label"] = np.array([self._ids[e.label] for e in examples], np.int32)
         return Features(arrays, lengths, label_keys=("label",))
 
-    def build_model(self, backbone, settings):
+    def build_model(self, backbone, settings, head=None):
         return AlbertClassifier(backbone, len(self.spec.labels),
                                 dropout=settings.classifier_dropout)
 

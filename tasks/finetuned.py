@@ -32,7 +32,7 @@ def load_finetuned(model_dir, host=True):
     settings = FinetuneSettings.from_dict(meta["settings"], f"{model_dir}: settings")
     tokenizer = load_tokenizer(model_dir, host=host)
     checkpoint = checkpoints.read_checkpoint(model_dir)
-    model = task.build_model(AlbertBackbone(checkpoint[1]), settings)
+    model = task.build_model(AlbertBackbone(checkpoint[1]), settings, meta.get("head"))
     if not checkpoints.load_task_weights(model, checkpoint):
         raise ValueError(f"{model_dir}: holds no {model.head_kind} head for task {task.name!r}")
     return task, settings, model, tokenizer

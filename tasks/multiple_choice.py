@@ -142,7 +142,7 @@ class MultipleChoiceTask(Task):
         arrays["label"] = np.array([e.label for e in examples], np.int32)
         return Features(arrays, lengths, label_keys=("label",))
 
-    def build_model(self, backbone, settings):
+    def build_model(self, backbone, settings, head=None):
         return AlbertMultipleChoice(backbone, dropout=settings.classifier_dropout)
 
     def evaluate(self, run, split):

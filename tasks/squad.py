@@ -121,7 +121,7 @@ class SquadTask(Task):
                      if k not in MODEL_INPUTS and k not in features.label_keys)
         return dataclasses.replace(features, host_keys=host)
 
-    def build_model(self, backbone, settings):
+    def build_model(self, backbone, settings, head=None):
         o = self.options(settings)
         if self.head(settings) == "beam":
             return AlbertBeamQA(backbone, o.start_n_top, o.end_n_top,

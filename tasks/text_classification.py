@@ -122,12 +122,15 @@ class TextTask(Task):
 
     # -- The model ---------------------------------------------------------------
 
-    def head(self, settings):
-        """`(labels, class_weights)` of the model: from the training file, else a
-        fine-tuned folder (the run's `model/`, or its init checkpoint)."""
+    def head(self, settings, saved=None):
+        """`(labels, class_weights)` of the model: from its `saved` head config
+        (a model folder loaded back), else the training file, else a fine-tuned
+        folder (the run's `model/`, or its init checkpoint)."""
         options = self._checked(self.options(settings))
         if self.regression:
             return None, None
+        if saved and saved.get("labels"):
+            return tuple(saved["labels"]), saved.get("class_weights")
         try:
             stats = self.training_labels(options, settings.data_dir)
         except ValueError:
@@ -143,8 +146,8 @@ class TextTask(Task):
         raise ValueError(f"task {self.name!r}: no label set: give --train_file, or an "
                          "--init_checkpoint fine-tuned on this task")
 
-    def build_model(self, backbone, settings):
-        labels, weights = self.head(settings)
+    def build_model(self, backbone, settings, head=None):
+        labels, weights = self.head(settings, head)
         return TextClassifier(backbone, labels, multi_label=self.options(settings).multi_label,
                               class_weights=weights, dropout=settings.classifier_dropout)
 

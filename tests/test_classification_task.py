@@ -13,9 +13,13 @@ def tokenizer():
 
 
 def test_every_glue_task_is_registered_with_its_recipe():
-    assert tasks.names() == ["afqmc", "cluewsc2020", "cmnli", "cmrc2018", "cola", "csl",
-                             "iflytek", "mnli", "mrpc", "ocnli", "qnli", "qqp", "rte", "squad",
-                             "squad_v2", "sst2", "stsb", "tnews", "wnli"]
+    assert tasks.names() == ["afqmc", "c3", "cluewsc2020", "cmnli", "cmrc2018", "cola", "csl",
+                             "iflytek", "mnli", "mrpc", "multiple_choice", "ocnli", "qnli",
+                             "qqp", "race", "rte", "squad", "squad_v2", "sst2", "stsb",
+                             "text_classification", "text_regression", "tnews",
+                             "token_classification", "wnli"]
+    for name in tasks.names():  # every task has its recipe
+        assert tasks.get(name).recipe.train_steps > 0
     assert tasks.get("mnli").eval_splits == ("dev_matched", "dev_mismatched")
     assert tasks.get("rte").recipe.train_steps == 800
 

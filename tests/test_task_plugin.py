@@ -71,7 +71,7 @@ class QuestionTask(Task):
         lengths = np.array([r["padding_mask"].sum() for r in rows], np.int32)
         return Features(arrays, lengths, label_keys=("label",))
 
-    def build_model(self, backbone, settings):
+    def build_model(self, backbone, settings, head=None):
         return AlbertClassifier(backbone, 2, dropout=settings.classifier_dropout)
 
     def evaluate(self, run, split):
