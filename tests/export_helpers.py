@@ -217,3 +217,15 @@ def expected_squad(fixture, questions, contexts, threshold=None):
         out["null_odds"] = [null_odds[f"q{i}"] for i in range(len(questions))]
         out["no_answer_probability"] = list(1 / (1 + np.exp(-np.array(out["null_odds"]))))
     return out
+
+
+def token_model(vocabulary_size, tags, crf, seed):
+    """A tiny random `AlbertTokenClassifier` over `tags` (with a CRF if `crf`)."""
+    from albert_tf.models import AlbertTokenClassifier
+
+    config = AlbertConfig(**dict(TINY, vocabulary_size=vocabulary_size))
+    model = AlbertTokenClassifier(AlbertBackbone(config), len(tags), dropout=0.0, crf=crf)
+    randomize(model, seed)
+    if crf:  # gentler transitions, so that emissions still pick tags other than O
+        model.crf.transitions.assign(model.crf.transitions * 0.2)
+    return model

@@ -7,14 +7,11 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from albert_tf.backbone import AlbertBackbone
 from albert_tf.checkpoints import load_tokenizer
-from albert_tf.config import AlbertConfig
 from albert_tf.export.token_classification import (TokenClassifierServing,
                                                    graph_word_starts, word_starts)
-from albert_tf.models import AlbertTokenClassifier
 from conftest import FIXTURES
-from export_helpers import SPM, TINY, randomize
+from export_helpers import SPM, token_model
 from tasks import tagging, token_features
 from tasks.token_data import TaggedExample
 
@@ -26,15 +23,6 @@ CHINESE = ["浙商银行企业信贷部叶老桂博士则从另一个角度对�
            "生生不息CSOL生化狂潮让你填弹狂扫", "iPhone6s在2014年发布，售价5288元。" * 2]
 # Raw bytes the serving graph gets for the texts above (invalid UTF-8 read as U+FFFD).
 RAW = {ENGLISH[5]: b"caf\xc3\xa9 \xff ok"}
-
-
-def _model(vocabulary_size, tags, crf, seed):
-    config = AlbertConfig(**dict(TINY, vocabulary_size=vocabulary_size))
-    model = AlbertTokenClassifier(AlbertBackbone(config), len(tags), dropout=0.0, crf=crf)
-    randomize(model, seed)
-    if crf:  # gentler transitions, so that emissions still pick tags other than O
-        model.crf.transitions.assign(model.crf.transitions * 0.2)
-    return model
 
 
 def _host(model, tokenizer, texts, tags, max_seq_length):
@@ -77,7 +65,7 @@ def _served(module, texts):
 def test_serving_graph_equals_host_pipeline(vocabulary, texts, scheme, crf, seed):
     host_tokenizer = load_tokenizer(vocabulary, host=True)
     tags = tagging.tag_list(["LOC", "PER", "ORG"], scheme)
-    model = _model(host_tokenizer.vocabulary_size, tags, crf, seed)
+    model = token_model(host_tokenizer.vocabulary_size, tags, crf, seed)
     max_seq_length = 9  # windows of 7 tokens: the long texts take several
     module = TokenClassifierServing(model, load_tokenizer(vocabulary, host=False),
                                     max_seq_length, tags)

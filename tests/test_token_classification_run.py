@@ -97,10 +97,10 @@ def test_tflite_gives_the_logits(crf):
     from albert_tf.export import tflite
     from albert_tf.export.token_classification import TokenClassifierServing
     from tasks import tagging
-    from test_token_classification_export import _model
+    from export_helpers import token_model
 
     tags = tagging.tag_list(["LOC", "PER"], "iob2")
-    model = _model(30000, tags, crf, 3)
+    model = token_model(30000, tags, crf, 3)
     module = TokenClassifierServing(model, load_tokenizer(cli.SPM, host=False), 12, tags)
     runner = tf.lite.Interpreter(model_content=tflite.convert(module)).get_signature_runner(
         "encoded")

@@ -54,21 +54,46 @@ def check_version(export_dir, version=None):
 def save_module(module, info, path):
     """Writes the SavedModel of `module` (and its description) into folder `path`."""
     tf.saved_model.save(module, path, signatures=module.signatures())
+    write_info(info, path)
+
+
+def write_info(info, path):
+    """Writes the export description `info` into the export folder `path`."""
     os.makedirs(os.path.dirname(os.path.join(path, INFO_FILE)), exist_ok=True)
     with atomic_file(os.path.join(path, INFO_FILE), encoding="utf-8") as f:
         json.dump(info, f, indent=2, sort_keys=True)
 
 
-def write_export(module, info, target, tflite=False, quantize=False):
+def tflite_variant_file(variant):
+    """The file name of one TFLite variant (`model_int8.tflite`, ...)."""
+    return f"model_{variant}.tflite"
+
+
+def write_export(module, info, target, tflite=False, quantize=False, *, saved_module=None,
+                 tflite_variants=(), representative=None, evaluate=None):
     """Writes the SavedModel of a serving module into the version folder `target`.
 
     tflite: also write `model.tflite` (the `encoded` signature at
     `max_seq_length`); quantize: with dynamic-range int8 weights (implies
-    tflite). The folder appears complete or not at all: it is built beside
-    its final place and renamed at the end.
+    tflite). tflite_variants: more TFLite files, one per variant named (see
+    `albert_tf.export.tflite.VARIANTS`), described under `tflite_variants`;
+    representative: the calibration inputs of the `int8` variant.
+    saved_module: the module the SavedModel is saved from, when it is not
+    `module` (a copy that computes in another precision; `info["precision"]`
+    says which); TFLite is always converted from `module`, in float32.
+    evaluate: a function (folder, info) -> JSON-able, called once every file
+    is written; its result is stored as `info["evaluation"]`.
+    The folder appears complete or not at all: it is built beside its final
+    place and renamed at the end.
     """
     with atomic_directory(target, overwrite=False) as tmp:
         if tflite or quantize:
             info["tflite"] = tflite_lib.write(module, os.path.join(tmp, TFLITE_FILE), quantize)
-        save_module(module, info, tmp)
+        for variant in tflite_variants:
+            info.setdefault("tflite_variants", {})[variant] = tflite_lib.write(
+                module, os.path.join(tmp, tflite_variant_file(variant)), variant, representative)
+        save_module(saved_module or module, info, tmp)
+        if evaluate is not None:
+            info["evaluation"] = evaluate(tmp, info)
+            write_info(info, tmp)
     return target

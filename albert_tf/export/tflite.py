@@ -5,9 +5,14 @@ model `token_ids`, `segment_ids`, `padding_mask` (and `p_mask` for question
 answering) as int32 `(batch_size, max_seq_length)`, padded to exactly
 `max_seq_length`. The batch size is free (the signature runner resizes).
 
-`quantize` applies dynamic-range quantization (`tf.lite.Optimize.DEFAULT`
-without a representative dataset): weights stored as int8, activations
-computed in float.
+Variants (`VARIANTS`), all with int32 ids in and float32 outputs:
+- `float32`: no reduction.
+- `float16`: weights stored as float16, dequantized to float32 when loaded.
+- `dynamic_int8` (`quantize=True`): weights stored as int8, activations
+  computed in float (`tf.lite.Optimize.DEFAULT` without a representative dataset).
+- `int8`: full-integer: weights and activations int8, every op an int8
+  builtin (`TFLITE_BUILTINS_INT8`); the activation ranges are calibrated on
+  a representative dataset, encoded inputs of real examples of the task.
 """
 
 import os
@@ -18,6 +23,7 @@ import numpy as np
 import tensorflow as tf
 
 from albert_tf.export.base import token_specs
+from albert_tf.export.precision import TFLITE_VARIANTS
 
 SIGNATURE = "encoded"
 
@@ -37,25 +43,95 @@ def _fixed_length_module(module):
     return fixed, function
 
 
-def convert(module, quantize=False):
-    """The TFLite flatbuffer (bytes) of a `ServingModule`'s model."""
+VARIANTS = TFLITE_VARIANTS
+
+
+def variant_name(quantize):
+    """The variant `quantize` names: False/None -> float32, True -> dynamic_int8
+    (the original `--quantize`), or one of `VARIANTS`."""
+    if quantize is None or quantize is False:
+        return "float32"
+    if quantize is True:
+        return "dynamic_int8"
+    if quantize not in VARIANTS:
+        raise ValueError(f"unknown TFLite variant {quantize!r}; choose from "
+                         f"{', '.join(VARIANTS)}")
+    return quantize
+
+
+def _check_representative(module, representative):
+    """Rejects representative inputs that are not what the model takes."""
+    if not representative:
+        raise ValueError("the full-integer int8 TFLite variant needs a representative dataset "
+                         "(export --eval_data=the task's data folder)")
+    wanted = (module.max_seq_length,)
+    for name in module.input_names:
+        array = representative.get(name)
+        if array is None or array.ndim != 2 or array.shape[1:] != wanted or not len(array):
+            shape = None if array is None else array.shape
+            raise ValueError(f"representative dataset: {name} must be (examples, "
+                             f"{module.max_seq_length}), got {shape}")
+
+
+def _configure(converter, variant, module, representative):
+    if variant == "float32":
+        return
+    converter.optimizations = [tf.lite.Optimize.DEFAULT]
+    if variant == "float16":
+        converter.target_spec.supported_types = [tf.float16]
+    elif variant == "int8":
+        _check_representative(module, representative)
+        rows = len(representative[module.input_names[0]])
+
+        def examples():  # one example per calibration step, as the model is served
+            for i in range(rows):
+                yield {name: np.asarray(representative[name][i:i + 1], np.int32)
+                       for name in module.input_names}
+
+        converter.representative_dataset = examples
+        converter.target_spec.supported_ops = [tf.lite.OpsSet.TFLITE_BUILTINS_INT8]
+
+
+def convert(module, quantize=False, representative=None):
+    """The TFLite flatbuffer (bytes) of a `ServingModule`'s model.
+
+    quantize: the variant (see `variant_name`). representative: for `int8`,
+    a dict of the model's inputs, int32 `(examples, max_seq_length)` each.
+    """
+    variant = variant_name(quantize)
     fixed, function = _fixed_length_module(module)
     with tempfile.TemporaryDirectory() as tmp:
         tf.saved_model.save(fixed, tmp, signatures={SIGNATURE: function})
         converter = tf.lite.TFLiteConverter.from_saved_model(tmp, signature_keys=[SIGNATURE])
-        if quantize:
-            converter.optimizations = [tf.lite.Optimize.DEFAULT]
-        return converter.convert()
+        _configure(converter, variant, module, representative)
+        try:
+            return converter.convert()
+        except Exception as e:  # the converter raises its own error types
+            if variant != "int8":
+                raise
+            raise ValueError(f"full-integer int8 TFLite conversion failed: {_first_error(e)}; "
+                             f"the dynamic_int8 variant quantizes the weights only") from None
 
 
-def write(module, path, quantize=False):
+def _first_error(error):
+    """The converter's first `error:` line (its message runs to pages of MLIR)."""
+    lines = [line.split("error:", 1)[1].strip() for line in str(error).splitlines()
+             if "error:" in line]
+    return lines[0] if lines else str(error).strip().splitlines()[0]
+
+
+def write(module, path, quantize=False, representative=None):
     """Writes `path` (.tflite); returns a description of it (JSON-able)."""
-    flatbuffer = convert(module, quantize)
+    variant = variant_name(quantize)
+    flatbuffer = convert(module, variant, representative)
     with open(path, "wb") as f:
         f.write(flatbuffer)
-    return {"file": os.path.basename(path), "quantized": bool(quantize),
-            "signature": SIGNATURE, "inputs": list(module.input_names),
-            "max_seq_length": module.max_seq_length, "bytes": len(flatbuffer)}
+    described = {"file": os.path.basename(path), "quantized": variant != "float32",
+                 "variant": variant, "signature": SIGNATURE, "inputs": list(module.input_names),
+                 "max_seq_length": module.max_seq_length, "bytes": len(flatbuffer)}
+    if variant == "int8":
+        described["calibration_examples"] = len(representative[module.input_names[0]])
+    return described
 
 
 def _interpreter_class():
