@@ -139,3 +139,14 @@ def test_command_names_the_line_where_tokens_differ(tmp_path):
                                      "'lives'")
     predicted.write_text("John B-PER\nlives Q-X\n", encoding="utf-8")
     assert f"{predicted}:2: tag 'Q-X'" in _cli(str(gold), str(predicted)).stderr
+
+
+def test_report_equals_conlleval_itself_on_a_real_file():
+    """The report, character for character, as conlleval.pl (version 2004-01-26, run on
+    the two files pasted into its `token gold predicted` input) printed it; its output
+    is stored in fixtures/ner/cluener_conlleval.txt."""
+    gold, predicted = (os.path.join(NER, f"cluener_{n}.conll") for n in ("gold", "predicted"))
+    result = _cli(gold, predicted)
+    assert result.returncode == 0, result.stderr
+    with open(os.path.join(NER, "cluener_conlleval.txt"), encoding="utf-8") as f:
+        assert result.stdout == f.read()
