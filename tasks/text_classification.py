@@ -286,6 +286,8 @@ class TextTask(Task):
         if not multi:
             return ClassifierServing(model, tokenizer, settings.max_seq_length, labels,
                                      pair), info
+        if not 0 < export_options.get("threshold", 0.5) < 1:
+            raise ValueError(f"--threshold must be in (0, 1), got {export_options['threshold']}")
         threshold = export_options.get("threshold", saved.get("threshold", model.threshold))
         info.update(threshold=float(threshold), threshold_source="given" if
                     "threshold" in export_options else saved.get("threshold_source", "saved"))

@@ -139,6 +139,12 @@ def test_multi_label_export_serves_label_sets_at_the_saved_threshold(tmp_path):
         want = [name for name, p in zip(info["labels"], row) if p >= threshold]
         assert chosen[:count] == want and chosen[count:] == [""] * (3 - count)
     assert 0 < sum(got["num_labels"]) < 3 * len(HOSTILE)
+    # The export command's --threshold replaces the saved one; out of (0, 1) is refused.
+    given = export_model(model_dir, str(tmp_path / "export"), threshold=0.999)
+    assert helpers.export_info(given)["threshold"] == 0.999
+    assert helpers.export_info(given)["threshold_source"] == "given"
+    with pytest.raises(ValueError, match=r"--threshold must be in \(0, 1\), got 1.5"):
+        export_model(model_dir, str(tmp_path / "export"), threshold=1.5)
 
 
 def test_chinese_pairs_through_a_wordpiece_export(tmp_path):

@@ -1,7 +1,7 @@
 r"""Exports a fine-tuned model for TF Serving (and optionally TFLite).
 
     python -m albert_tf.export --model_dir=runs/rte --export_dir=exports/rte \
-        [--version=N] [--tflite] [--quantize] [--null_threshold=X] \
+        [--version=N] [--tflite] [--quantize] [--null_threshold=X] [--threshold=P] \
         [--precision=auto|fp32|bf16] [--tflite_variants=float16,dynamic_int8,int8] \
         [--eval_data=glue/RTE [--eval_split=dev] [--calibration_examples=N]]
 
@@ -29,6 +29,9 @@ flags.DEFINE_boolean("quantize", False,
 flags.DEFINE_float("null_threshold", None,
                    "SQuAD v2.0: answer \"\" above these null odds (default: the run's held-out "
                    "threshold from eval_results.json, else 0).")
+flags.DEFINE_float("threshold", None,
+                   "Multi-label text_classification: predict a label at this probability "
+                   "(default: the threshold chosen on held-out training rows).")
 flags.DEFINE_string("precision", "auto",
                     "What the SavedModel computes in: fp32, bf16, or auto (bf16 where this "
                     "machine runs it faster, measured as training's --precision=auto; recorded "
@@ -91,7 +94,7 @@ def _export():
         calibration_examples=FLAGS.calibration_examples) if FLAGS.eval_data else None
     # (reading the data first: its mistakes before any work)
     chosen = precision.choose(FLAGS.precision)
-    task_options = {"null_threshold": FLAGS.null_threshold}
+    task_options = {"null_threshold": FLAGS.null_threshold, "threshold": FLAGS.threshold}
     module, info = finetuned.build_serving_module(model_dir, **task_options)
     saved_module = None
     if chosen["compute"] != "fp32":
