@@ -2,6 +2,7 @@
 
 import json
 import os
+import signal
 import subprocess
 import sys
 
@@ -24,9 +25,16 @@ def run(module, *args, timeout=300, **extra_env):
                           timeout=timeout, cwd=ROOT, env=env(**extra_env))
 
 
+def _default_sigint():
+    # A test run started in the background by a shell ignores SIGINT, and children
+    # inherit that: give the command Ctrl-C's default, as a terminal would.
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def start(module, *args, **extra_env):
     return subprocess.Popen([sys.executable, "-m", module, *args], stdout=subprocess.PIPE,
-                            stderr=subprocess.STDOUT, text=True, cwd=ROOT, env=env(**extra_env))
+                            stderr=subprocess.STDOUT, text=True, cwd=ROOT, env=env(**extra_env),
+                            preexec_fn=_default_sigint)
 
 
 def tiny_model(folder):

@@ -137,6 +137,7 @@ print("MIRRORED_OK", np.abs(out["mirrored"] - out["one"]).max())
 """
 
 
+@pytest.mark.slow  # a minute of CI; the slow tier (make test-all) runs it
 def test_mirrored_two_devices_trains_and_evaluates_like_one(tmp_path):
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     result = subprocess.run([sys.executable, "-c", MIRRORED_SCRIPT, root, str(tmp_path)],

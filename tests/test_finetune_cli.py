@@ -1,5 +1,6 @@
 import os
 
+import pytest
 import numpy as np
 from safetensors.numpy import load_file
 
@@ -76,6 +77,7 @@ def test_resuming_with_other_settings_is_refused(tmp_path):
         cli.one_line_error(result)
 
 
+@pytest.mark.slow  # a minute of CI; the slow tier (make test-all) runs it
 def test_sigkill_then_resume_gives_the_uninterrupted_result(tmp_path):
     model = cli.tiny_model(tmp_path)
     steps = ["--train_steps=60", "--checkpoint_every=10", "--max_seq_length=64"]

@@ -230,6 +230,7 @@ def _inspect(*args):
                           capture_output=True, text=True, timeout=300)
 
 
+@pytest.mark.slow  # a minute of CI; the slow tier (make test-all) runs it
 def test_command_writes_the_reference_figures_for_two_checkpoints(tmp_path):
     words = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"] + [f"w{i}" for i in range(5, 120)]
     (tmp_path / "vocab.txt").write_text("\n".join(words) + "\n")

@@ -62,6 +62,7 @@ def test_training_step_changes_every_weight():
     assert unchanged == []
 
 
+@pytest.mark.slow  # a minute of CI; the slow tier (make test-all) runs it
 def test_command_measures_beside_the_computed_flops(tmp_path):
     config = tiny_config(num_layers=1)
     path = tmp_path / "tiny.json"

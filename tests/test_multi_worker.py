@@ -1,5 +1,6 @@
 """multi_worker: two local worker processes on loopback, against one device."""
 
+import pytest
 import json
 import socket
 
@@ -21,6 +22,7 @@ def _free_ports(n):
     return ports
 
 
+@pytest.mark.slow  # a minute of CI; the slow tier (make test-all) runs it
 def test_two_workers_train_and_evaluate_like_one_device(tmp_path):
     model = cli.tiny_model(tmp_path)
     common = ["--train_steps=16", "--dropout=0.0", "--classifier_dropout=0.0"]

@@ -1,5 +1,6 @@
 """Raw text -> pretraining data -> pretraining -> fine-tuning, through the CLIs."""
 
+import pytest
 import json
 import os
 
@@ -17,6 +18,7 @@ def _pretrain(out, data, model, *extra):
                    "--precision=fp32", "--eval_batches=5", *extra)
 
 
+@pytest.mark.slow  # a minute of CI; the slow tier (make test-all) runs it
 def test_pretrain_then_finetune_from_it(tmp_path):
     data = tmp_path / "data" / "train"
     made = cli.run("albert_tf.create_pretraining_data", f"--input={BOOK}",
