@@ -1,11 +1,13 @@
 """`AlbertBackbone`: embeddings, the shared encoder and the pooler."""
 
+import contextlib
+
 import keras
 from keras import ops
 
 from albert_tf.config import AlbertConfig
 from albert_tf.layers.embedding import AlbertEmbedding
-from albert_tf.layers.encoder import AlbertEncoder
+from albert_tf.layers.encoder import AlbertEncoder, LayerRecord
 from albert_tf.layers.common import kernel_initializer
 from albert_tf.sharing import sharing_plan
 
@@ -113,6 +115,21 @@ class AlbertBackbone(keras.Model):
         inputs = {k: ops.convert_to_tensor(inputs[k], "int32") for k in INPUT_NAMES}
         x = self.embeddings(inputs["token_ids"], inputs["segment_ids"], training=False)
         return [x] + self.encoder.layer_outputs(x, _attention_bias(inputs["padding_mask"]))
+
+    @contextlib.contextmanager
+    def recording(self):
+        """Calls inside keep every layer's hidden states and attention
+        distributions in the yielded `LayerRecord` (of the last call), in
+        training as in inference: what distillation's intermediate losses
+        read. The layers run unrolled meanwhile (no encoder loop, no
+        recomputation), so a recorded call takes more memory.
+        """
+        record = LayerRecord()
+        self.encoder.recorder = record
+        try:
+            yield record
+        finally:
+            self.encoder.recorder = None
 
     @property
     def attention_blocks(self):

@@ -17,8 +17,10 @@ class Features:
         `token_ids` is, `(num_examples, max_seq_length)` or, for examples of
         several sequences (multiple choice), `(num_examples, num_sequences,
         max_seq_length)`, are per-token (e.g. `token_ids`, `segment_ids`) and
-        are cut on their last axis to each batch's padded length; others
-        (labels, positions) are per-example.
+        are cut on their token axis to each batch's padded length, and so
+        are arrays of more axes that begin as `token_ids` does (e.g. a
+        teacher's per-token logits, `(num_examples, max_seq_length,
+        num_tags)`); others (labels, positions) are per-example.
     lengths: `(num_examples,)` number of real tokens of each example (of its
         longest sequence); the generated `padding_mask` is `(batch, length)`
         from it, and a task of several sequences per example keeps its own
@@ -47,9 +49,26 @@ class Features:
     def max_seq_length(self):
         return self.arrays["token_ids"].shape[-1]
 
+    @property
+    def token_axis(self):
+        """The axis of `token_ids` (and of every per-token array) that holds the tokens."""
+        return self.arrays["token_ids"].ndim - 1
+
     def is_token_level(self, name):
         array, tokens = self.arrays[name], self.arrays["token_ids"]
-        return array.ndim == tokens.ndim and array.shape[-1] == self.max_seq_length
+        return array.ndim >= tokens.ndim and array.shape[1:tokens.ndim] == tokens.shape[1:]
+
+    def subset(self, indices):
+        """The examples at `indices`, as `Features` of their own."""
+        return Features({k: v[indices] for k, v in self.arrays.items()}, self.lengths[indices],
+                        self.label_keys, self.host_keys)
+
+    def with_arrays(self, arrays, label=True):
+        """These features with `arrays` (name -> array, a row per example) added,
+        as training targets (`label`) or as model inputs."""
+        keys = tuple(k for k in arrays if k not in self.label_keys)
+        return Features({**self.arrays, **arrays}, self.lengths,
+                        self.label_keys + (keys if label else ()), self.host_keys)
 
     def signature(self):
         """`tf.TensorSpec`s of `batch()`'s output: batch size and length unknown."""
@@ -58,8 +77,9 @@ class Features:
         specs = {"padding_mask": tf.TensorSpec((None, None), tf.int32),
                  "example_index": tf.TensorSpec((None,), tf.int32)}
         for name, array in self.device_arrays().items():
-            shape = ((None,) + array.shape[1:-1] + (None,) if self.is_token_level(name)
-                     else (None,) + array.shape[1:])
+            shape = (None,) + array.shape[1:]
+            if self.is_token_level(name):
+                shape = shape[:self.token_axis] + (None,) + shape[self.token_axis + 1:]
             specs[name] = tf.TensorSpec(shape, tf.as_dtype(array.dtype))
         return specs
 
@@ -78,7 +98,7 @@ class Features:
         for name, array in self.device_arrays().items():
             rows = array[safe]
             if self.is_token_level(name):
-                rows = rows[..., :length]
+                rows = rows[(slice(None),) * self.token_axis + (slice(0, length),)]
             out[name] = np.where(real.reshape((-1,) + (1,) * (rows.ndim - 1)), rows,
                                  np.zeros_like(rows))
         lengths = np.where(real, self.lengths[safe], 0)

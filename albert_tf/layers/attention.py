@@ -85,8 +85,12 @@ class SelfAttentionBlock(keras.layers.Layer):
     def call(self, x, attention_bias, training=None):
         return self.call_with(self.compute_weights(), x, attention_bias, training)
 
-    def call_with(self, weights, x, attention_bias, training=None):
-        """The block with `weights` (`AttentionWeights`, cast once, used by many layers)."""
+    def call_with(self, weights, x, attention_bias, training=None, return_probs=False):
+        """The block with `weights` (`AttentionWeights`, cast once, used by many layers).
+
+        return_probs: also return the attention distributions, float32
+        `(batch_size, num_heads, seq_length, seq_length)` (before dropout).
+        """
         batch, seq = ops.shape(x)[0], ops.shape(x)[1]
         inputs = layer_norm(self.layer_norm, x, weights.layer_norm) if self.normalize_first else x
         flat = ops.reshape(inputs, (-1, self.hidden_dim))  # (batch * seq, H)
@@ -102,15 +106,15 @@ class SelfAttentionBlock(keras.layers.Layer):
         # backward pass, the input gradient came out empty.)
         scores = scores * ops.cast(1.0 / math.sqrt(self.head_dim), scores.dtype)
         scores = ops.cast(scores, "float32") + ops.cast(attention_bias, "float32")
-        probs = ops.cast(ops.softmax(scores, axis=-1), self.compute_dtype)
-        probs = self.probs_dropout(probs, training=training)
+        distributions = ops.softmax(scores, axis=-1)
+        probs = self.probs_dropout(ops.cast(distributions, self.compute_dtype), training=training)
         context = ops.matmul(probs, v)  # (batch, heads, seq, head_dim)
         context = ops.reshape(ops.transpose(context, (0, 2, 1, 3)), (-1, self.hidden_dim))
         out = ops.reshape(dense_2d(context, weights.output), ops.shape(x))  # (batch, seq, H)
         out = self.output_dropout(out, training=training)
-        if self.normalize_first:
-            return x + out
-        return layer_norm(self.layer_norm, x + out, weights.layer_norm)
+        out = x + out if self.normalize_first else layer_norm(self.layer_norm, x + out,
+                                                               weights.layer_norm)
+        return (out, distributions) if return_probs else out
 
     def compute_output_shape(self, x_shape, attention_bias_shape=None):
         return x_shape

@@ -1,5 +1,6 @@
 """`AlbertEncoder`: the stored transformer blocks, called layer after layer."""
 
+import dataclasses
 import functools
 import itertools
 from typing import NamedTuple
@@ -45,6 +46,23 @@ def layer_runs(plan, num_inner_repetitions):
     return tuple(LayerRun(calls, len(list(run))) for calls, run in itertools.groupby(layers))
 
 
+@dataclasses.dataclass
+class LayerRecord:
+    """What a recording encoder call keeps (`AlbertBackbone.recording`).
+
+    hidden_states: `[h_0, ..., h_L]`, the first layer's input and every
+        layer's output, each `(batch_size, seq_length, hidden_dim)`.
+    attention_probs: `[a_1, ..., a_L]`, each layer's attention distributions
+        (of its last block call), float32 `(batch_size, num_heads, seq, seq)`.
+    Layer `l` is the `l`-th application of a block, whether its weights are
+    shared or not: a model whose 12 layers share one block records 12.
+    (A dataclass, not a tuple: Keras would copy a tuple set on a layer.)
+    """
+
+    hidden_states: list = dataclasses.field(default_factory=list)
+    attention_probs: list = dataclasses.field(default_factory=list)
+
+
 class AlbertEncoder(keras.layers.Layer):
     """The transformer layers of ALBERT, with weight sharing per `config.sharing`.
 
@@ -79,6 +97,8 @@ class AlbertEncoder(keras.layers.Layer):
         self.num_inner_repetitions = config.num_inner_repetitions
         self.hidden_dim = config.hidden_dim
         self.runs = layer_runs(plan, config.num_inner_repetitions)
+        # A `LayerRecord` while `AlbertBackbone.recording()` is on, else None.
+        self.recorder = None
         common = dict(hidden_dim=config.hidden_dim, dropout=config.dropout,
                       layer_norm_epsilon=config.layer_norm_epsilon,
                       initializer_range=config.initializer_range,
@@ -108,6 +128,8 @@ class AlbertEncoder(keras.layers.Layer):
                 for run in self.runs]
 
     def call(self, x, attention_bias, training=None):
+        if self.recorder is not None:
+            return self._recorded_call(x, attention_bias, training)
         for run, weights in zip(self.runs, self._run_weights()):
             layer = functools.partial(self._layer, run.calls, training=training)
             x = repeat(layer, run.times, x, (attention_bias,), weights, self.recompute)
@@ -123,6 +145,21 @@ class AlbertEncoder(keras.layers.Layer):
                 x = self._layer(run.calls, x, attention_bias, weights, training)
                 outputs.append(x)
         return outputs
+
+    def _recorded_call(self, x, attention_bias, training):
+        """`call`, with the layers unrolled and each layer's input and output
+        hidden states and last attention distributions kept in `self.recorder`."""
+        record = self.recorder
+        record.hidden_states.append(x)
+        for run, weights in zip(self.runs, self._run_weights()):
+            for _ in range(run.times):
+                for call, w in zip(run.calls, weights):
+                    x, probs = self.attention_blocks[call.attention].call_with(
+                        w.attention, x, attention_bias, training, return_probs=True)
+                    x = self.ffn_blocks[call.ffn].call_with(w.ffn, x, training)
+                record.hidden_states.append(x)
+                record.attention_probs.append(probs)
+        return x
 
     def _layer(self, calls, x, attention_bias, weights, training=None):
         """One layer: its block `calls` in turn, with their `BlockWeights`."""
