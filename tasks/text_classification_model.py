@@ -52,6 +52,12 @@ class TextClassifier(AlbertClassifier):
     def is_regression(self):
         return self.labels is None
 
+    @property
+    def distilled_outputs(self):
+        if self.multi_label:
+            return {"logits": "sigmoid"}
+        return super().distilled_outputs
+
     def compute_loss(self, x=None, y=None, y_pred=None, sample_weight=None, training=True):
         logits = y_pred["logits"]
         if self.is_regression:

@@ -14,6 +14,17 @@ class TaskModel(keras.Model):
     their other constructor arguments on top of this class's.
     """
 
+    # What a student learns from a teacher's outputs (`albert_tf.distillation`):
+    # output name -> "softmax" (tempered distributions over its last axis),
+    # "sigmoid" (one tempered probability per unit) or "regression" (squared
+    # error). Empty: the head cannot be distilled.
+    distilled_outputs = {}
+
+    def distillation_weights(self, x, y, name):
+        """Weights of the rows of output `name` (every axis but the last) in
+        its distillation loss, or None: every example counts alike."""
+        return None
+
     @property
     def config(self):
         return self.backbone.config

@@ -37,6 +37,10 @@ class AlbertClassifier(TaskModel):
     def is_regression(self):
         return self.num_classes == 1
 
+    @property
+    def distilled_outputs(self):
+        return {"logits": "regression" if self.is_regression else "softmax"}
+
     def call(self, inputs, training=None):
         pooled = self.backbone(inputs, training=training)["pooled_output"]
         logits = self.classifier(self.head_dropout(pooled, training=training))

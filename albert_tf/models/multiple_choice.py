@@ -69,6 +69,8 @@ class AlbertMultipleChoice(TaskModel):
         scores = tf.reshape(self.score(flat, training=training), shape[:2])  # (batch, choices)
         return {"logits": tf.where(lengths > 0, scores, tf.constant(-float("inf")))}
 
+    distilled_outputs = {"logits": "softmax"}
+
     def compute_loss(self, x=None, y=None, y_pred=None, sample_weight=None, training=True):
         return replica_mean(sparse_cross_entropy(y["label"], y_pred["logits"]))
 

@@ -51,6 +51,7 @@ class AlbertSpanQA(TaskModel):
 
     token_outputs = ("start_logits", "end_logits")
     head_kind = "span"
+    distilled_outputs = {"start_logits": "softmax", "end_logits": "softmax"}
 
     def __init__(self, backbone, **kwargs):
         super().__init__(**kwargs)

@@ -80,6 +80,13 @@ class AlbertTokenClassifier(TaskModel):
         return tf.reduce_sum(per_token * weights) / tf.maximum(
             tf.reduce_sum(weights), 1.0) / replicas
 
+    # With a CRF, the emission scores: the transitions are learnt from the labels.
+    distilled_outputs = {"logits": "softmax"}
+
+    def distillation_weights(self, x, y, name):
+        # The tokens the loss reads: each word's first sub-token.
+        return tf.cast(tf.cast(y["label"], tf.int32) != IGNORED, tf.float32)
+
     def decode(self, logits, word_mask):
         """Tag ids (batch, seq) int32 at the positions of `word_mask` (first
         sub-tokens): Viterbi over them with a CRF, else each one's argmax; 0 elsewhere."""
