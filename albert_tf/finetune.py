@@ -9,7 +9,6 @@ Settings come from the task's recipe (configs/finetune_recipes.json), then
 project generates, in a few minutes on a laptop CPU.
 """
 
-import json
 import os
 
 from absl import app, flags
@@ -18,8 +17,8 @@ from albert_tf import cli
 
 cli.load_tensorflow()  # the task registry imports it: without its start-up noise
 import tasks  # noqa: E402 - the registry: each task's options become flags
+from albert_tf.training import finetuning  # noqa: E402
 from albert_tf.training import settings as settings_lib  # noqa: E402
-from albert_tf.training.run_folder import RESULTS_FILE  # noqa: E402
 from albert_tf.training.settings import FinetuneSettings  # noqa: E402
 
 FLAGS = flags.FLAGS
@@ -74,43 +73,17 @@ def resolve_settings(base=None):
     return task, settings_lib.resolve(task, merged, FLAGS.config)
 
 
-def print_results(results):
-    """The metrics of each evaluated split, one line each (the numbers; tables
-    such as per-class scores and confusion matrices are in the results file)."""
-    for split, values in results.items():
-        if isinstance(values, dict) and split not in ("train", "predictions"):
-            shown = ", ".join(f"{k}={v:.4f}" if isinstance(v, float) else f"{k}={v}"
-                              for k, v in values.items() if not isinstance(v, (dict, list)))
-            print(f"{split}: {shown}")
-    if "train" in results:
-        train = results["train"]
-        print(f"train: {train['step']} steps, {train.get('examples', 0)} examples "
-              f"({train.get('epochs', 0)} epochs of {train.get('train_set_examples', 0)}), "
-              f"{train.get('train_examples_per_second', 0):.1f} examples/s")
-
-
-RUN_CONTROL = ("do_eval", "do_predict", "export")
-
-
 def finished(settings):
     """Whether the run in `--output_dir` is complete and nothing new was asked of it;
     then says so and prints its results."""
-    path = os.path.join(settings.output_dir, RESULTS_FILE)
-    if not os.path.isfile(path) or set(explicit_settings()) & set(RUN_CONTROL):
+    if set(explicit_settings()) & set(finetuning.RUN_CONTROL):
         return False
-    with open(path, encoding="utf-8") as f:
-        results = json.load(f)
-    print(f"{settings.output_dir}: this run is complete; its results ({path}):")
-    print_results(results)
-    print("(--do_eval, --do_predict or --export run those steps again; a new --output_dir "
-          "starts a new run)")
-    return True
+    return finetuning.report_complete(settings.output_dir)
 
 
 def main(argv):
     from albert_tf import demo
     from albert_tf.training.devices import is_chief
-    from albert_tf.training.finetuning import run
 
     cli.quiet_tensorflow(FLAGS)
     with cli.user_errors():
@@ -121,7 +94,7 @@ def main(argv):
             base = demo.prepare(FLAGS.task, FLAGS.output_dir)
         task, settings = resolve_settings(base)
         if not finished(settings):
-            print_results(run(task, settings))
+            finetuning.print_results(finetuning.run(task, settings))
             if settings.export and is_chief(settings.strategy):
                 from tasks.finetuned import export_run
 

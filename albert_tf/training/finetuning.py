@@ -57,12 +57,13 @@ def model_config(settings, checkpoint, vocabulary_size):
     return config, problem
 
 
-def build_model(task, settings, policy, config, checkpoint):
+def build_model(task, settings, policy, config, checkpoint, head=None):
     """The task model: pretrained (backbone, and head if the checkpoint has one)
-    from `checkpoint`, or randomly initialised from `config`."""
+    from `checkpoint`, or randomly initialised from `config`; `head`: a
+    saved head config to build the head from (see `Task.build_model`)."""
     config = config.replace(dropout=settings.dropout, attention_dropout=settings.dropout)
     backbone = AlbertBackbone(config, dtype=policy, recompute=settings.recompute)
-    model = task.build_model(backbone, settings)
+    model = task.build_model(backbone, settings, head)
     if checkpoint is None:
         logging.warning("no --init_checkpoint: training %s from a random initialisation",
                         settings.model or DEFAULT_MODEL)
@@ -84,13 +85,20 @@ class Run:
     Everything the user can get wrong is checked before the run starts (and
     before its settings are saved), all problems in one message: the
     vocabulary, the model and its positions, and every split the run will read.
+
+    `model` is the task model that is evaluated and saved; `trainee` the
+    model that is trained, the same one here (a subclass may train it
+    inside another, e.g. `albert_tf.distillation.run.DistillationRun`).
     """
+
+    # A saved head config the task model is built with (see `Task.build_model`).
+    head = None
 
     def __init__(self, task, settings, verbose=True):
         task.options(settings)  # reject unknown task options before any work
         self.task, self.settings, self.verbose = task, settings, verbose
         self._examples, self._features, self._outputs = {}, {}, {}
-        self.tokenizer = run_tokenizer(settings)
+        self.tokenizer = self.make_tokenizer()
         checkpoint = (checkpoints.read_checkpoint(settings.init_checkpoint)
                       if settings.init_checkpoint else None)
         config = self._check(checkpoint)
@@ -100,8 +108,10 @@ class Run:
             print(f"device: {self.setup.describe()}", flush=True)
         self.strategy = self.setup.strategy
         with self.strategy.scope():
-            self.model = build_model(task, settings, self.setup.policy, config, checkpoint)
-        self.setup.compile(self.model)
+            self.model = build_model(task, settings, self.setup.policy, config, checkpoint,
+                                     self.head)
+            self.trainee = self.training_model(self.model)
+        self.setup.compile(self.trainee)
         # XLA compiles once per shape: pad to a few bucket lengths, not to multiples of 8.
         buckets = sorted({min(b, settings.max_seq_length) for b in (64, 128, 256, 384, 512)}
                          | {settings.max_seq_length}) if self.setup.jit else None
@@ -109,6 +119,26 @@ class Run:
             buckets = [settings.max_seq_length]
         self.batch_length = lambda lengths: padded_length(
             lengths, settings.max_seq_length, buckets=buckets)
+
+    def make_tokenizer(self):
+        """The run's host tokenizer."""
+        return run_tokenizer(self.settings)
+
+    def training_model(self, model):
+        """The model `train` fits (under the strategy's scope): `model` itself."""
+        return model
+
+    def training_features(self):
+        """What `train` fits on: the training split's features."""
+        return self.features(self.task.train_split)
+
+    def reference_results(self):
+        """Results to report beside the model's (none here)."""
+        return {}
+
+    def saved_settings(self):
+        """The settings stored with the model folder."""
+        return self.settings
 
     def _check(self, checkpoint):
         """The model config, once every problem of the run is known; raises
@@ -175,15 +205,57 @@ class Run:
         return self._outputs[split]
 
     def train(self, verbose=True):
-        features = self.features(self.task.train_split)
+        features = self.training_features()
         make_dataset = engine.planned_dataset(self.strategy, features, self.settings,
                                               self.batch_length)
-        result = engine.train(self.model, self.strategy, make_dataset, self.settings,
+        result = engine.train(self.trainee, self.strategy, make_dataset, self.settings,
                               self.settings.output_dir, verbose, self.setup.worker)
         self._outputs.clear()
         trained = self.settings.train_steps * self.settings.batch_size
         return {**result, "examples": trained, "train_set_examples": len(features),
                 "epochs": round(trained / max(len(features), 1), 2)}
+
+
+def _metric_line(name, values):
+    shown = ", ".join(f"{k}={v:.4f}" if isinstance(v, float) else f"{k}={v}"
+                      for k, v in values.items() if not isinstance(v, (dict, list)))
+    return f"{name}: {shown}"
+
+
+def print_results(results):
+    """The metrics of each evaluated split, one line each (the numbers; tables
+    such as per-class scores and confusion matrices are in the results file),
+    and a reference model's (`Run.reference_results`, e.g. a teacher's)."""
+    for split, values in results.items():
+        if split in ("train", "predictions") or not isinstance(values, dict):
+            continue
+        if values and all(isinstance(v, dict) for v in values.values()):  # a reference's splits
+            for inner, metrics in values.items():
+                print(_metric_line(f"{split} {inner}", metrics))
+        else:
+            print(_metric_line(split, values))
+    if "train" in results:
+        train = results["train"]
+        print(f"train: {train['step']} steps, {train.get('examples', 0)} examples "
+              f"({train.get('epochs', 0)} epochs of {train.get('train_set_examples', 0)}), "
+              f"{train.get('train_examples_per_second', 0):.1f} examples/s")
+
+
+# Settings that ask a complete run to do a step again.
+RUN_CONTROL = ("do_eval", "do_predict", "export")
+
+
+def report_complete(output_dir):
+    """Whether the run in `output_dir` is complete (its results are written);
+    then says so and prints them."""
+    path = os.path.join(output_dir, RESULTS_FILE)
+    if not os.path.isfile(path):
+        return False
+    print(f"{output_dir}: this run is complete; its results ({path}):")
+    print_results(read_json(path))
+    print("(--do_eval, --do_predict or --export run those steps again; a new --output_dir "
+          "starts a new run)")
+    return True
 
 
 def _write_json(path, values):
@@ -197,18 +269,22 @@ def _json_default(value):
     raise TypeError(f"not JSON serializable: {type(value).__name__}")
 
 
-def run(task, settings, verbose=True):
+def run(task, settings, verbose=True, make_run=Run):
     """Fine-tunes, evaluates and predicts as `settings` say; returns the results.
 
     Writes into `settings.output_dir`: `settings.json` (with the precision
     and XLA choice made), `checkpoints/`, `tensorboard/`, `eval_results.json`,
     prediction files, and `model/` (the fine-tuned model in albert_tf's
     format, with its vocabulary).
+
+    make_run: `Run` or a subclass, called as `make_run(task, settings, verbose)`.
     """
-    current = Run(task, settings, verbose)
+    current = make_run(task, settings, verbose)
     settings, setup = current.settings, current.setup
     results = {"task": task.name, "precision": setup.policy, "xla": setup.jit,
                "replicas": setup.replicas}
+    if settings.do_eval:
+        results.update(current.reference_results())
     if settings.do_train:
         results["train"] = current.train(verbose)
     if settings.do_eval:
@@ -219,15 +295,15 @@ def run(task, settings, verbose=True):
                                   for split in task.test_splits}
     if setup.chief:
         _write_json(os.path.join(settings.output_dir, RESULTS_FILE), results)
-        save_finetuned(current.model, task, settings,
+        save_finetuned(current.model, task, current.saved_settings(),
                        os.path.join(settings.output_dir, MODEL_DIR), current.tokenizer)
     return results
 
 
 def save_finetuned(model, task, settings, directory, tokenizer):
     """Writes a fine-tuned model folder (what `tasks.finetuned.load_finetuned` reads):
-    the weights with the task head, the task, the run's settings and the
-    tokenizer's vocabulary."""
+    the weights with the task head, the task, the run's settings (a
+    `FinetuneSettings`) and the tokenizer's vocabulary."""
     return checkpoints.save_pretrained(
         model, directory, tokenizer=tokenizer,
         extra={"task": task.name, "head": model.head_config(), "settings": settings.to_dict()})
