@@ -1,0 +1,129 @@
+r"""Distils a fine-tuned ALBERT (the teacher) into a smaller ALBERT (the student).
+
+    python -m albert_tf.distill --teacher=runs/mrpc --student=albert_tiny \
+        --output_dir=runs/mrpc_tiny [--init_from_teacher] [--hidden_weight=1]
+
+The student is fine-tuned on the teacher's task and data (its task, data
+folder, options, sequence length and recipe, unless flags say otherwise)
+with `hard_weight` x the task loss plus `soft_weight` x the soft-target loss
+at `--temperature`, and optionally intermediate losses (`--hidden_weight`,
+`--attention_weight`, on `--layer_map`'s layers). The teacher's outputs are
+computed once and kept in `<output_dir>/teacher/`. The result,
+`<output_dir>/model/`, is an ordinary fine-tuned model folder: export and
+predict take it as any other. A killed run resumes with `--output_dir` alone.
+"""
+
+import os
+
+from absl import app, flags
+
+from albert_tf import cli
+
+cli.load_tensorflow()  # the task registry imports it: without its start-up noise
+import tasks  # noqa: E402 - the registry
+from albert_tf.config import preset_names  # noqa: E402
+from albert_tf.distillation.settings import DistillSettings  # noqa: E402
+from albert_tf.training import finetuning  # noqa: E402
+from albert_tf.training import settings as settings_lib  # noqa: E402
+from albert_tf.training.settings import FinetuneSettings  # noqa: E402
+
+FLAGS = flags.FLAGS
+cli.define_flags(DistillSettings, unset=settings_lib.RECIPE_FIELDS + ("data_dir", "task"),
+                 unset_help=" Default: the teacher's.")
+
+# What a student does not take from its teacher's run: where it goes, what
+# it starts from, and this machine's choices.
+NOT_INHERITED = ("output_dir", "init_checkpoint", "model", "vocab_file", "strategy", "tpu",
+                 "precision", "xla", "export", "do_predict")
+
+
+def student_fields(student, init_from_teacher):
+    """`{"model": ...}` (a preset or config file) or `{"init_checkpoint": ...}`."""
+    if student in preset_names() or (student.endswith(".json") and os.path.isfile(student)):
+        return {"model": student}
+    if init_from_teacher:
+        raise ValueError(f"--student={student} is a checkpoint (not a preset or config "
+                         "file): it starts from its own weights, so --init_from_teacher has "
+                         "nothing to do; give one or the other")
+    return {"init_checkpoint": student}
+
+
+def resolve_settings():
+    """`(task, settings)`: a new distillation run, or the resumption of a saved one."""
+    from albert_tf.checkpoints import native
+    from albert_tf.export.exporter import resolve_model_dir
+
+    given = cli.given_settings(DistillSettings, FLAGS)
+    if settings_lib.has_progress(FLAGS.output_dir):
+        saved = settings_lib.load_saved(DistillSettings, FLAGS.output_dir)
+        if saved is not None:
+            conflicts = settings_lib.resume_conflicts(saved, given)
+            if conflicts:
+                raise ValueError(
+                    f"--output_dir={FLAGS.output_dir} holds a run with other settings ("
+                    + ", ".join(f"{k}: saved {a!r}, given {b!r}"
+                                for k, (a, b) in conflicts.items())
+                    + "); pass only --output_dir to resume it, or use a new --output_dir")
+            return tasks.get(saved.task), saved.replace(
+                **{k: v for k, v in given.items() if k in settings_lib.RESUMABLE})
+    for name in ("teacher", "student"):
+        if not given.get(name):
+            raise ValueError(f"--{name} is required")
+    teacher_dir = resolve_model_dir(given["teacher"])
+    meta = native.read_metadata(teacher_dir)
+    if "task" not in meta or "settings" not in meta:
+        raise ValueError(f"--teacher={given['teacher']}: {teacher_dir} is not a fine-tuned "
+                         "model (no task in it); give the folder a fine-tuning run wrote")
+    teacher = FinetuneSettings.from_dict(meta["settings"], f"{teacher_dir}: settings")
+    if given.get("task") and given["task"] != teacher.task:
+        raise ValueError(f"--task={given['task']}: the teacher was fine-tuned on "
+                         f"{teacher.task!r}; a student learns the teacher's task")
+    values = {k: v for k, v in teacher.to_dict().items() if k not in NOT_INHERITED}
+    values.update(given)
+    values.update(teacher=teacher_dir, task=teacher.task,
+                  **student_fields(given["student"], given.get("init_from_teacher", False)))
+    if "train_steps" in given and "warmup_steps" not in given:
+        # The teacher's warmup share of its steps.
+        values["warmup_steps"] = round(teacher.warmup_steps * given["train_steps"]
+                                       / teacher.train_steps)
+    return tasks.get(teacher.task), DistillSettings.from_dict(values, "flags")
+
+
+def print_comparison(results):
+    """The student's metrics against the teacher's, as ratios."""
+    teacher = results.get("teacher", {})
+    for split, metrics in teacher.items():
+        student = results.get(split, {})
+        shared = [k for k, v in metrics.items() if isinstance(v, float) and
+                  isinstance(student.get(k), float) and v]
+        if shared:
+            print(f"student / teacher on {split}: " + ", ".join(
+                f"{k} {student[k] / metrics[k]:.3f}" for k in shared))
+
+
+def main(argv):
+    from albert_tf.distillation.run import distill
+    from albert_tf.training.devices import is_chief
+    from tasks.finetuned import export_run, load_finetuned
+
+    cli.quiet_tensorflow(FLAGS)
+    with cli.user_errors():
+        cli.check_arguments(argv, FLAGS, required=("output_dir",))
+        task, settings = resolve_settings()
+        if not set(cli.given_settings(DistillSettings, FLAGS)) & set(finetuning.RUN_CONTROL) \
+                and finetuning.report_complete(settings.output_dir):
+            return
+
+        def load_teacher():
+            _, _, model, _ = load_finetuned(settings.teacher)
+            return model, settings.teacher
+
+        results = distill(task, settings, load_teacher)
+        finetuning.print_results(results)
+        print_comparison(results)
+        if settings.export and is_chief(settings.strategy):
+            print(f"export: {export_run(settings.output_dir)}")
+
+
+if __name__ == "__main__":
+    app.run(main)
