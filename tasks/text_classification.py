@@ -34,7 +34,7 @@ import os
 import numpy as np
 
 from albert_tf.checkpoints import native
-from albert_tf.data import Features
+from albert_tf.data import Features, new_array
 from albert_tf.io_utils import atomic_file
 from albert_tf.training.run_folder import MODEL_DIR, TENSORBOARD_DIR
 from tasks import register, user_files
@@ -153,24 +153,27 @@ class TextTask(Task):
 
     def featurize(self, examples, tokenizer, settings, split):
         """Features of `examples`, tokenized `FEATURIZE_CHUNK` at a time into arrays
-        allocated once (a streamed file is never held in memory as text)."""
+        allocated once with `new_array` (memory-mapped files while the run caches
+        them): a streamed file is never held in memory, as text or as ids."""
         count, length = len(examples), settings.max_seq_length
-        arrays = {name: np.zeros((count, length), np.int32)
+        arrays = {name: new_array((count, length), np.int32)
                   for name in ("token_ids", "segment_ids")}
-        lengths, labels, start = np.zeros(count, np.int32), [], 0
+        lengths = new_array((count,), np.int32)
+        labelled = split not in self.test_splits
+        if labelled:
+            empty = self._label_array([], settings, split)
+            arrays["label"] = new_array((count,) + empty.shape[1:], empty.dtype)
+        start = 0
         for chunk in data.chunks(examples, FEATURIZE_CHUNK):
             encoded, chunk_lengths = encode_pairs(chunk, tokenizer, length)
             for name, values in encoded.items():
                 arrays[name][start:start + len(chunk)] = values
             lengths[start:start + len(chunk)] = chunk_lengths
-            if split not in self.test_splits:
-                labels.append(self._label_array(chunk, settings, split))
+            if labelled:
+                arrays["label"][start:start + len(chunk)] = self._label_array(
+                    chunk, settings, split)
             start += len(chunk)
-        if split in self.test_splits:
-            return Features(arrays, lengths)
-        arrays["label"] = np.concatenate(labels) if labels else \
-            self._label_array([], settings, split)
-        return Features(arrays, lengths, label_keys=("label",))
+        return Features(arrays, lengths, label_keys=("label",) if labelled else ())
 
     def _label_array(self, examples, settings, split):
         """The label array of some examples: ids, multi-hot rows or scores."""

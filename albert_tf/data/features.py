@@ -1,12 +1,52 @@
-"""`Features`: featurized examples as dense numpy arrays."""
+"""`Features`: featurized examples as dense numpy arrays, in memory or memory-mapped.
 
+A split's features are cached on disk as a folder of `.npy` files (one per
+array) and read back memory-mapped, so a training set larger than memory is
+batched from the page cache. While `cached` builds a split, `new_array`
+allocates large arrays as files in the folder being written (a task that
+allocates its arrays with it featurizes a million rows in bounded memory);
+outside `cached`, and for small arrays, it allocates in memory.
+"""
+
+import contextlib
 import dataclasses
 import hashlib
+import json
 import os
 
 import numpy as np
 
-from albert_tf.io_utils import atomic_file
+from albert_tf.io_utils import atomic_directory, atomic_file
+
+META_FILE = "features.json"
+LENGTHS = "__lengths__"
+# Arrays from this size are files while a cache is being built (smaller ones stay in memory).
+MEMMAP_BYTES = 16 * 2 ** 20
+_ALLOCATION = {"directory": None, "count": 0}
+
+
+@contextlib.contextmanager
+def allocating_in(directory):
+    """`new_array` allocates files in `directory` inside this block."""
+    previous = dict(_ALLOCATION)
+    _ALLOCATION.update(directory=directory, count=0)
+    try:
+        yield
+    finally:
+        _ALLOCATION.update(previous)
+
+
+def new_array(shape, dtype):
+    """A zero-filled array: a memory-mapped `.npy` file in the features folder
+    being built (`allocating_in`) when it is large, else in memory."""
+    dtype = np.dtype(dtype)
+    size = int(np.prod(shape)) * dtype.itemsize
+    directory = _ALLOCATION["directory"]
+    if directory is None or size < MEMMAP_BYTES:
+        return np.zeros(shape, dtype)
+    _ALLOCATION["count"] += 1
+    path = os.path.join(directory, f".array-{_ALLOCATION['count']}.npy")
+    return np.lib.format.open_memmap(path, mode="w+", dtype=dtype, shape=tuple(shape))
 
 
 @dataclasses.dataclass
@@ -107,17 +147,39 @@ class Features:
         return out
 
     def save(self, path):
-        with atomic_file(path, "wb") as f:
-            np.savez(f, __lengths__=self.lengths,
-                     __label_keys__=np.array(self.label_keys, dtype=str),
-                     __host_keys__=np.array(self.host_keys, dtype=str), **self.arrays)
+        """Writes the folder `path` (atomically): a `.npy` file per array."""
+        with atomic_directory(path) as tmp:
+            self._write(tmp)
+
+    def _write(self, directory):
+        """The arrays as `<name>.npy` files in `directory`: one `new_array`
+        mapped there is flushed and renamed, any other written."""
+        names = list(self.arrays)
+        for name, array in [*self.arrays.items(), (LENGTHS, self.lengths)]:
+            target = os.path.join(directory, f"{name}.npy")
+            source = getattr(array, "filename", None)
+            if isinstance(array, np.memmap) and source and \
+                    os.path.dirname(os.path.abspath(source)) == os.path.abspath(directory):
+                array.flush()
+                os.replace(source, target)
+            else:
+                with atomic_file(target, "wb") as f:
+                    np.save(f, np.asarray(array))
+        with atomic_file(os.path.join(directory, META_FILE)) as f:
+            json.dump({"arrays": names, "label_keys": list(self.label_keys),
+                       "host_keys": list(self.host_keys)}, f)
 
     @classmethod
     def load(cls, path):
-        with np.load(path) as data:
-            arrays = {k: data[k] for k in data.files if not k.startswith("__")}
-            return cls(arrays, data["__lengths__"], tuple(data["__label_keys__"].tolist()),
-                       tuple(data["__host_keys__"].tolist()))
+        """Features saved in the folder `path`, memory-mapped (read-only)."""
+        with open(os.path.join(path, META_FILE), encoding="utf-8") as f:
+            meta = json.load(f)
+
+        def read(name):
+            return np.load(os.path.join(path, f"{name}.npy"), mmap_mode="r")
+
+        return cls({name: read(name) for name in meta["arrays"]}, read(LENGTHS),
+                   tuple(meta["label_keys"]), tuple(meta["host_keys"]))
 
 
 def cache_key(*parts):
@@ -132,10 +194,12 @@ def cache_key(*parts):
 
 
 def cached(path, build):
-    """`Features` from the cache file `path`, built with `build()` if absent."""
-    if path and os.path.isfile(path):
-        return Features.load(path)
-    features = build()
-    if path:
-        features.save(path)
-    return features
+    """`Features` from the cache folder `path`, built with `build()` if absent
+    (its large `new_array`s allocated in the folder being written) and read
+    back memory-mapped; `path` None: built in memory, not cached."""
+    if not path:
+        return build()
+    if not os.path.isfile(os.path.join(path, META_FILE)):
+        with atomic_directory(path) as tmp, allocating_in(tmp):
+            build()._write(tmp)
+    return Features.load(path)

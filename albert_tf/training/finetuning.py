@@ -180,7 +180,7 @@ class Run:
             key = cache_key(self.task.name, split, s.data_dir, s.max_seq_length,
                             self.tokenizer.fingerprint(), sorted(s.task_options.items()),
                             len(examples))
-            path = os.path.join(s.output_dir, FEATURES_DIR, f"{split}-{key}.npz")
+            path = os.path.join(s.output_dir, FEATURES_DIR, f"{split}-{key}")
             self._features[split] = cached(path, lambda: self._featurize(examples, split))
         return self._features[split]
 
