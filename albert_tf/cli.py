@@ -79,12 +79,18 @@ def check_arguments(argv, flag_values, required=()):
 @contextlib.contextmanager
 def user_errors(*error_types):
     """Turns OSError, ValueError, `albert_tf.errors.RunStopped` and `error_types`
-    raised inside into `error: <message>` on stderr and exit status 1."""
+    raised inside into `error: <message>` on stderr and exit status 1; Ctrl-C
+    outside training (which saves its step itself) into one line too."""
     try:
         yield
     except (OSError, ValueError, RunStopped, *error_types) as e:
         logging.debug("failed", exc_info=True)
         sys.exit(f"error: {e}")
+    except KeyboardInterrupt:
+        logging.debug("interrupted", exc_info=True)
+        print("error: interrupted; every file is written whole or not at all, so the same "
+              "command continues from what was finished", file=sys.stderr)
+        sys.exit(130)
 
 
 # Lines TensorFlow's native code prints on every start, before any log setting

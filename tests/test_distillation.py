@@ -133,6 +133,20 @@ def test_a_killed_teacher_pass_resumes_at_the_first_missing_shard(tmp_path, monk
     np.testing.assert_array_equal(first["logits"], again["logits"])
     direct = model(inputs, training=False)["logits"].numpy()
     np.testing.assert_allclose(first["logits"], direct, atol=1e-6)
+    # Ctrl-C in the pass: one line saying what is kept; the written shards stay.
+    os.remove(tmp_path / "shard-00002.npz")
+
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(engine, "predict", interrupted)
+    from albert_tf.errors import RunStopped
+
+    with pytest.raises(RunStopped, match=r"teacher's pass over the training examples \(2 of 3 "
+                       r"shards of 2 kept in .*\); run the same command again"):
+        teacher_cache.teacher_outputs(model, strategy, features, ("logits",), str(tmp_path), 2,
+                                      lambda lengths: 7, shard_size=2, verbose=False)
+    assert len(os.listdir(tmp_path)) == 2
 
 
 def test_loss_is_the_weighted_sum_of_its_parts():

@@ -113,3 +113,13 @@ def test_resume_conflicts_compare_what_paths_point_to(tmp_path, monkeypatch):
     assert settings_lib.resume_conflicts(saved, {"train_steps": 5, "precision": "bf16",
                                                  "task_options": {"doc_stride": 4}}) == {
         "train_steps": (4, 5), "precision": ("fp32", "bf16"), "task_options.doc_stride": (3, 4)}
+
+
+def test_ctrl_c_outside_training_is_one_line_and_exit_status_130(capsys):
+    with pytest.raises(SystemExit) as stopped:
+        with cli.user_errors():
+            raise KeyboardInterrupt
+    assert stopped.value.code == 130
+    assert capsys.readouterr().err == ("error: interrupted; every file is written whole or not "
+                                       "at all, so the same command continues from what was "
+                                       "finished\n")

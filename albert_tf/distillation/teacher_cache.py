@@ -12,6 +12,7 @@ import os
 
 import numpy as np
 
+from albert_tf.errors import RunStopped
 from albert_tf.io_utils import atomic_file
 from albert_tf.progress import Progress
 from albert_tf.training import engine
@@ -40,8 +41,14 @@ def teacher_outputs(teacher, strategy, features, names, directory, batch_size, b
         path = shard_path(directory, i)
         if not os.path.isfile(path):
             part = features.subset(np.arange(begin, min(begin + shard_size, total)))
-            outputs = engine.predict(teacher, strategy, part, batch_size, batch_length,
-                                     progress=None)
+            try:
+                outputs = engine.predict(teacher, strategy, part, batch_size, batch_length,
+                                         progress=None)
+            except KeyboardInterrupt:
+                raise RunStopped(
+                    f"interrupted in the teacher's pass over the training examples ({i} of "
+                    f"{len(shards)} shards of {shard_size} kept in {directory}); run the same "
+                    "command again to continue from there") from None
             with atomic_file(path, "wb") as f:
                 np.savez(f, **{name: outputs[name] for name in names})
             progress.update(len(part))
