@@ -97,24 +97,23 @@ class Distiller(TaskModel):
         return self.student.backbone
 
     def call(self, inputs, training=None):
-        if not self.mix.intermediate:
-            outputs = dict(self.student(inputs, training=training))
-        else:
-            with self.student.backbone.recording() as record:
-                outputs = dict(self.student(inputs, training=training))
-            outputs["student_layers"] = _layers(record)
+        outputs = self._outputs(self.student, inputs, training)
+        if "layers" in outputs:
+            outputs["student_layers"] = outputs.pop("layers")
         if self.online:
-            outputs["teacher"] = self._teacher_outputs(inputs)
+            outputs["teacher"] = tf.nest.map_structure(
+                tf.stop_gradient, self._outputs(self.teacher, inputs, False))
         return outputs
 
-    def _teacher_outputs(self, inputs):
+    def _outputs(self, model, inputs, training):
+        """`model`'s outputs, with its layers' record under `layers` when an
+        intermediate loss reads them."""
         if not self.mix.intermediate:
-            outputs = dict(self.teacher(inputs, training=False))
-        else:
-            with self.teacher.backbone.recording() as record:
-                outputs = dict(self.teacher(inputs, training=False))
-            outputs["layers"] = _layers(record)
-        return tf.nest.map_structure(tf.stop_gradient, outputs)
+            return dict(model(inputs, training=training))
+        with model.backbone.recording() as record:
+            outputs = dict(model(inputs, training=training))
+        outputs["layers"] = _layers(record)
+        return outputs
 
     def compute_loss(self, x=None, y=None, y_pred=None, sample_weight=None, training=True):
         w = self.mix
