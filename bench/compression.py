@@ -149,7 +149,7 @@ def rows_for(name, run_dirs, args, metric):
             "model": name, "variant": variant, "layers": config.num_layers,
             "hidden": config.hidden_dim, "params": params,
             "size_mb": round(_size_mb(folder, variant, info), 2),
-            "flops_per_token": flops, "batch1_ms": measured["batch1_ms"],
+            "flops_per_token": int(flops), "batch1_ms": measured["batch1_ms"],
             "batch32_per_s": measured["batch32_per_s"],
             metric: round(measured[metric], 4),
             f"{metric}_per_seed": [round(s, 4) for s in seeds],

@@ -2,11 +2,15 @@
 
     python bench/serving_latency.py [--data_dir=../shared/data/glue/MRPC]
 
-Both serve albert-base (random weights) as an MRPC sentence-pair classifier
-from a SavedModel loaded with `tf.saved_model.load`, each in its own process:
-  albert_tf:  `serving_default` takes the raw strings (tokenization in the graph);
+Each serves albert-base (random weights) as an MRPC sentence-pair classifier,
+each in its own process:
+  albert_tf:  the SavedModel's `serving_default` takes the raw strings
+              (tokenization in the graph);
+  albert_tf_tflite_int8: the export's dynamic-range int8 TFLite file, fed by
+              albert_tf's host tokenizer and packer (padding to 128, the file's
+              fixed length), through the LiteRT interpreter;
   keras_hub:  keras-hub's `AlbertTextClassifierPreprocessor` (its tokenizer and
-              packer, on the host, padding to 128) feeds the exported model.
+              packer, on the host, padding to 128) feeds its exported SavedModel.
 Reports the median latency of one request of one pair, and pairs/s for
 requests of 32 pairs, on MRPC dev sentences (or generated text without data).
 """
@@ -63,7 +67,7 @@ def albert_tf_export(workdir):
 
     model_dir = save_finetuned(model, task, settings, os.path.join(workdir, "model"),
                                load_tokenizer(SPM, host=True))
-    return export_model(model_dir, os.path.join(workdir, "export"))
+    return export_model(model_dir, os.path.join(workdir, "export"), quantize=True)
 
 
 def keras_hub_export(workdir):
@@ -79,6 +83,26 @@ def serve_albert_tf(path, text_a, text_b):
 
     signature = tf.saved_model.load(path).signatures["serving_default"]
     return lambda a, b: signature(text_a=tf.constant(a), text_b=tf.constant(b))["label"].numpy()
+
+
+def serve_albert_tf_tflite(path, text_a, text_b):
+    import numpy as np
+
+    from albert_tf.checkpoints import load_tokenizer
+    from albert_tf.export.tflite import TfliteModel
+    from tasks.base import Example
+    from tasks.classification import encode_pairs
+
+    model = TfliteModel(path=os.path.join(path, "model.tflite"))
+    tokenizer = load_tokenizer(SPM, host=True)
+
+    def serve(a, b):
+        examples = [Example(str(i), x, y) for i, (x, y) in enumerate(zip(a, b))]
+        arrays, lengths = encode_pairs(examples, tokenizer, model.max_seq_length)
+        arrays["padding_mask"] = (np.arange(model.max_seq_length)[None] < lengths[:, None])
+        return model(**{k: arrays[k] for k in model.input_names})
+
+    return serve
 
 
 def serve_keras_hub(path, text_a, text_b):
@@ -98,27 +122,37 @@ def serve_keras_hub(path, text_a, text_b):
     return serve
 
 
+SERVERS = {"albert_tf": serve_albert_tf, "albert_tf_tflite_int8": serve_albert_tf_tflite,
+           "keras_hub": serve_keras_hub}
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data_dir")
-    parser.add_argument("--impl", choices=["albert_tf", "keras_hub"])
+    parser.add_argument("--impl", choices=list(SERVERS))
     parser.add_argument("--path")
     args = parser.parse_args()
     if args.impl:  # the child process: serve and measure
         text_a, text_b = _pairs(args.data_dir)
-        serve = (serve_albert_tf if args.impl == "albert_tf" else serve_keras_hub)(
-            args.path, text_a, text_b)
+        serve = SERVERS[args.impl](args.path, text_a, text_b)
         latency, throughput = _measure(serve, text_a, text_b)
         emit({"impl": args.impl, "latency_ms": round(latency * 1e3, 1),
               "pairs_per_second": round(throughput, 1)})
         return
     with tempfile.TemporaryDirectory() as workdir:
-        paths = {"albert_tf": albert_tf_export(workdir), "keras_hub": keras_hub_export(workdir)}
+        ours = albert_tf_export(workdir)
+        paths = {"albert_tf": ours, "albert_tf_tflite_int8": ours,
+                 "keras_hub": keras_hub_export(workdir)}
         data = [f"--data_dir={args.data_dir}"] if args.data_dir else []
         rows = [run_json("serving_latency.py", f"--impl={impl}", f"--path={path}", *data)
                 for impl, path in paths.items()]
+    peer = rows[-1]
+    for row in rows:
+        row["latency_vs_keras_hub"] = round(row["latency_ms"] / peer["latency_ms"], 2)
+        row["throughput_vs_keras_hub"] = round(row["pairs_per_second"] / peer["pairs_per_second"],
+                                               2)
     print(table(rows, list(rows[0])))
-    ours, peer = rows
+    ours = rows[0]
     emit({"serving": rows, "latency_ratio_peer_over_ours": round(
         peer["latency_ms"] / ours["latency_ms"], 2), "throughput_ratio_ours_over_peer": round(
         ours["pairs_per_second"] / peer["pairs_per_second"], 2)})
