@@ -19,7 +19,6 @@ evaluation and model folder, with three differences:
 
 import dataclasses
 import functools
-import logging
 import os
 
 from albert_tf.checkpoints import load_tokenizer, native
@@ -101,8 +100,11 @@ class DistillationRun(finetuning.Run):
         if s.init_from_teacher:
             copied, skipped = init_from_teacher(model, self.teacher)
             self.init_report = {"copied": len(copied), "skipped": skipped}
-            logging.info("--init_from_teacher: %d variables copied, %d of other shapes kept "
-                         "random", len(copied), len(skipped))
+            if self._reporting():
+                print(f"--init_from_teacher: {len(copied)} of {len(model.weights)} student "
+                      f"variables start from the teacher's"
+                      + (f" ({len(skipped)} of other shapes keep their random start)"
+                         if skipped else ""), flush=True)
         weights = loss_weights(s, model.config.num_layers, self.teacher.config.num_layers)
         return Distiller(model, self.teacher, weights, online=not s.cache_teacher)
 
