@@ -122,3 +122,16 @@ def json_objects(lines, name):
             raise ValueError(f"{name}:{number}: expected a JSON object, got "
                              f"{json_kind(value)}")
         yield number, value
+
+
+def chunks(items, size):
+    """Lists of at most `size` consecutive items of an iterable (a stream of
+    rows read and processed a chunk at a time)."""
+    chunk = []
+    for item in items:
+        chunk.append(item)
+        if len(chunk) == size:
+            yield chunk
+            chunk = []
+    if chunk:
+        yield chunk

@@ -27,7 +27,7 @@ from absl import app, flags  # noqa: E402
 
 from albert_tf import cli  # noqa: E402
 from albert_tf.export import INFO_FILE  # noqa: E402 - the package, without TensorFlow
-from albert_tf.io_utils import decoded_lines, json_objects  # noqa: E402
+from albert_tf.io_utils import chunks, decoded_lines, json_objects  # noqa: E402
 
 FLAGS = flags.FLAGS
 flags.DEFINE_string("model", None, "Export folder (version or root) or fine-tuned model/ folder.")
@@ -172,17 +172,6 @@ def read_rows(lines, name, names, lists=()):
         yield where, _row_fields(row, names, where, lists)
 
 
-def _batches(rows, size):
-    batch = []
-    for row in rows:
-        batch.append(row)
-        if len(batch) == size:
-            yield batch
-            batch = []
-    if batch:
-        yield batch
-
-
 def _json_value(value):
     """A model output (numpy scalar or array, strings as bytes) as JSON values."""
     if hasattr(value, "tolist"):  # numpy: scalars and arrays as Python values
@@ -197,7 +186,7 @@ def _json_value(value):
 def predict_rows(predictor, rows, batch_size, out):
     """Writes one JSON line per `(where, row)` to `out`; returns how many."""
     count = 0
-    for batch in _batches(rows, batch_size):
+    for batch in chunks(rows, batch_size):
         columns = {n: [row[n] for _, row in batch] for n in predictor.input_names}
         outputs = predictor(columns)
         for i, (_, row) in enumerate(batch):

@@ -35,7 +35,7 @@ import numpy as np
 
 from albert_tf.checkpoints import native
 from albert_tf.data import Features, new_array
-from albert_tf.io_utils import atomic_file
+from albert_tf.io_utils import atomic_file, chunks
 from albert_tf.training.run_folder import MODEL_DIR, TENSORBOARD_DIR
 from tasks import register, user_files
 from tasks import text_classification_data as data
@@ -164,7 +164,7 @@ class TextTask(Task):
             empty = self._label_array([], settings, split)
             arrays["label"] = new_array((count,) + empty.shape[1:], empty.dtype)
         start = 0
-        for chunk in data.chunks(examples, FEATURIZE_CHUNK):
+        for chunk in chunks(examples, FEATURIZE_CHUNK):
             encoded, chunk_lengths = encode_pairs(chunk, tokenizer, length)
             for name, values in encoded.items():
                 arrays[name][start:start + len(chunk)] = values

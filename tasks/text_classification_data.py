@@ -232,18 +232,6 @@ class FileExamples:
         return len(self) > 0
 
 
-def chunks(examples, size):
-    """Lists of at most `size` consecutive examples."""
-    chunk = []
-    for example in examples:
-        chunk.append(example)
-        if len(chunk) == size:
-            yield chunk
-            chunk = []
-    if chunk:
-        yield chunk
-
-
 _STATS = {}
 
 
