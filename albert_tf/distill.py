@@ -115,8 +115,7 @@ def main(argv):
             return
 
         def load_teacher():
-            _, _, model, _ = load_finetuned(settings.teacher)
-            return model, settings.teacher
+            return load_finetuned(settings.teacher)[2]
 
         results = distill(task, settings, load_teacher)
         finetuning.print_results(results)

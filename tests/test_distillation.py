@@ -63,7 +63,7 @@ def _distill(teacher, output_dir, student_model, **changes):
     settings = DistillSettings(**values)
 
     def load_teacher():
-        return load_finetuned(teacher_dir)[2], teacher_dir
+        return load_finetuned(teacher_dir)[2]
 
     return distill(tasks.get("rte"), settings, load_teacher, verbose=False)
 

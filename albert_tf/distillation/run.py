@@ -76,25 +76,28 @@ def init_from_teacher(student, teacher):
 class DistillationRun(finetuning.Run):
     """A `Run` whose trainee is a `Distiller` of its model (the student).
 
-    load_teacher: a function returning `(teacher model, teacher folder)`,
-    called under the run's strategy scope.
+    load_teacher: a function returning the teacher model of the folder
+    `settings.teacher`, called under the run's strategy scope.
     """
 
     def __init__(self, task, settings, verbose=True, load_teacher=None):
         self._load_teacher = load_teacher
-        self.teacher, self.teacher_dir = None, None
+        self.teacher = None
         self.init_report = None
         super().__init__(task, settings, verbose)
+
+    @property
+    def teacher_dir(self):
+        return self.settings.teacher
 
     def make_tokenizer(self):
         # Before the run's strategy exists: the teacher's folder is read here,
         # its model built in `training_model`.
-        self.teacher_dir = self.settings.teacher
         self.head = native.read_metadata(self.teacher_dir).get("head")
         return load_tokenizer(self.teacher_dir, host=True)
 
     def training_model(self, model):
-        self.teacher, self.teacher_dir = self._load_teacher()
+        self.teacher = self._load_teacher()
         self.teacher.trainable = False
         s = self.settings
         if s.init_from_teacher:
@@ -114,9 +117,8 @@ class DistillationRun(finetuning.Run):
             return features
         names = tuple(self.model.distilled_outputs)
         s = self.settings
-        key = cache_key(os.path.join(self.teacher_dir, native.WEIGHTS_FILE), s.task, s.data_dir,
-                        s.max_seq_length, sorted(s.task_options.items()), len(features),
-                        names, self.tokenizer.fingerprint())
+        key = cache_key(os.path.join(self.teacher_dir, native.WEIGHTS_FILE),
+                        self.features_key(self.task.train_split), names)
         outputs = teacher_cache.teacher_outputs(
             self.teacher, self.strategy, features, names,
             os.path.join(s.output_dir, TEACHER_DIR, key), s.eval_batch_size,

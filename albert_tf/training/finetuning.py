@@ -173,15 +173,20 @@ class Run:
                 self.settings.data_dir, split, self.task.options(self.settings))
         return self._examples[split]
 
+    def features_key(self, split):
+        """The hash of what a split's features depend on (files, settings, tokenizer)."""
+        s = self.settings
+        return cache_key(self.task.name, split, s.data_dir, s.max_seq_length,
+                         self.tokenizer.fingerprint(), sorted(s.task_options.items()),
+                         len(self.examples(split)))
+
     def features(self, split):
         """`Features` of a split, featurized once and cached on disk."""
         if split not in self._features:
-            s, examples = self.settings, self.examples(split)
-            key = cache_key(self.task.name, split, s.data_dir, s.max_seq_length,
-                            self.tokenizer.fingerprint(), sorted(s.task_options.items()),
-                            len(examples))
-            path = os.path.join(s.output_dir, FEATURES_DIR, f"{split}-{key}")
-            self._features[split] = cached(path, lambda: self._featurize(examples, split))
+            path = os.path.join(self.settings.output_dir, FEATURES_DIR,
+                                f"{split}-{self.features_key(split)}")
+            self._features[split] = cached(
+                path, lambda: self._featurize(self.examples(split), split))
         return self._features[split]
 
     def _featurize(self, examples, split):
