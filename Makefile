@@ -23,7 +23,22 @@ $(BENCH_STAMP): requirements.txt bench/requirements-bench.txt
 	$(BENCH_VENV)/bin/python -m pip install -q -r requirements.txt -r bench/requirements-bench.txt
 	touch $(BENCH_STAMP)
 
-.PHONY: setup test test-all demo bench
+# The lowest supported versions (constraints-lowest.txt): the fast model, tokenizer
+# and export tests on them, in a virtual environment of their own.
+LOW_VENV ?= .venv-lowest
+LOW_STAMP := $(LOW_VENV)/.installed
+LOWEST_TESTS := tests/test_backbone.py tests/test_models.py tests/test_sharing.py \
+	tests/test_config.py tests/test_tokenizer.py tests/test_tokenizer_packing.py \
+	tests/test_wordpiece.py tests/test_checkpoints.py tests/test_export.py
+
+$(LOW_STAMP): constraints-lowest.txt pyproject.toml requirements-test.txt
+	$(PYTHON) -m venv $(LOW_VENV)
+	$(LOW_VENV)/bin/python -m pip install -q --upgrade pip
+	$(LOW_VENV)/bin/python -m pip install -q -c constraints-lowest.txt -e . \
+		-r requirements-test.txt
+	touch $(LOW_STAMP)
+
+.PHONY: setup test test-all test-lowest demo bench
 setup: $(STAMP)
 
 test: $(STAMP)
@@ -31,6 +46,9 @@ test: $(STAMP)
 
 test-all: $(STAMP)
 	$(PY) -m pytest -q --runslow
+
+test-lowest: $(LOW_STAMP)
+	$(LOW_VENV)/bin/python -m pytest -q $(LOWEST_TESTS)
 
 demo: $(STAMP)
 	$(PY) -m albert_tf.finetune --task=squad --demo --output_dir=runs/demo_squad

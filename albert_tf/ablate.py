@@ -20,7 +20,7 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
 from absl import app, flags  # noqa: E402
 
-from albert_tf import cli  # noqa: E402
+from albert_tf import cli, extras  # noqa: E402
 from albert_tf.ablation.settings import AblationSettings  # noqa: E402
 
 FLAGS = flags.FLAGS
@@ -32,6 +32,7 @@ def main(argv):
     with cli.user_errors():
         cli.check_arguments(argv, FLAGS, required=("corpus", "vocab_file", "output_dir"))
         settings = cli.settings_from_flags(AblationSettings, FLAGS)
+        extras.require("plots", "ablate (its loss and score plots)")
         cli.load_tensorflow()  # after the checks
         import tasks  # the task registry, for --finetune
         from albert_tf.ablation.runner import run_grid

@@ -17,6 +17,7 @@ import tempfile
 from absl import flags, logging
 
 from albert_tf.errors import RunStopped
+from albert_tf.extras import MissingExtra
 from albert_tf.settings import value_type
 
 
@@ -78,12 +79,12 @@ def check_arguments(argv, flag_values, required=()):
 
 @contextlib.contextmanager
 def user_errors(*error_types):
-    """Turns OSError, ValueError, `albert_tf.errors.RunStopped` and `error_types`
-    raised inside into `error: <message>` on stderr and exit status 1; Ctrl-C
+    """Turns OSError, ValueError, `albert_tf.errors.RunStopped`, a missing extra
+    (`albert_tf.extras.MissingExtra`) and `error_types` raised inside into `error: <message>` on stderr and exit status 1; Ctrl-C
     outside training (which saves its step itself) into one line too."""
     try:
         yield
-    except (OSError, ValueError, RunStopped, *error_types) as e:
+    except (OSError, ValueError, RunStopped, MissingExtra, *error_types) as e:
         logging.debug("failed", exc_info=True)
         sys.exit(f"error: {e}")
     except KeyboardInterrupt:

@@ -26,7 +26,7 @@ import sys
 
 from absl import app, flags
 
-from albert_tf import accounting, cli
+from albert_tf import accounting, cli, extras
 from albert_tf.config import SHARING_MODES, AlbertConfig, preset_names
 
 FLAGS = flags.FLAGS
@@ -193,6 +193,7 @@ def _hidden_states():
                          "--input=TEXTS (a file, one text per line)")
     texts = hidden_states.read_texts(FLAGS.input)
     if FLAGS.output:
+        extras.require("plots", "inspect --hidden_states --output (hidden_states.png)")
         os.makedirs(FLAGS.output, exist_ok=True)
     _start_tensorflow()
     from albert_tf.checkpoints import load_pretrained, load_tokenizer

@@ -78,6 +78,8 @@ class Task(abc.ABC):
     test_splits = ("test",)
     # An `albert_tf.settings.Settings` class of the task's own options, or None.
     options_class = None
+    # The package extras (`albert_tf.extras.EXTRAS`) its evaluation needs.
+    extras = ()
 
     @property
     def recipe(self):

@@ -114,6 +114,7 @@ class Cmrc2018Task(SquadTask):
     eval_splits = ("dev",)
     test_splits = ("test",)
     options_class = Cmrc2018Options
+    extras = ("metrics",)  # the official scorer splits English words with NLTK
 
     def __init__(self):
         super().__init__("cmrc2018", "1.1")

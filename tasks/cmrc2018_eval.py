@@ -51,6 +51,7 @@ import functools
 import json
 import sys
 
+from albert_tf import extras
 from albert_tf.config import read_json
 from tasks import squad_eval
 
@@ -66,9 +67,8 @@ KEYS = ("AVERAGE", "F1", "EM", "TOTAL", "SKIP", "FILE")
 @functools.cache
 def _nltk_word_tokenize():
     # Imported on first use: the task registry loads this module for every task.
-    from nltk import word_tokenize
-
-    return word_tokenize
+    return extras.load("metrics", "CMRC 2018's official scoring (its English word split)",
+                       "nltk").word_tokenize
 
 
 def _word_tokenize(run):

@@ -29,10 +29,12 @@ or `score` (regression).
 """
 
 import json
+import logging
 import os
 
 import numpy as np
 
+from albert_tf import extras
 from albert_tf.checkpoints import native
 from albert_tf.data import Features, new_array
 from albert_tf.io_utils import atomic_file, chunks
@@ -252,7 +254,11 @@ class TextTask(Task):
         """TensorBoard scalars and the confusion matrix picture of one split."""
         from albert_tf.training.callbacks import update_step, write_scalars
 
-        if "confusion_matrix" in results:
+        if "confusion_matrix" in results and not extras.available("plots"):
+            logging.warning("confusion_matrix_%s.png not written: the picture needs matplotlib "
+                            '(pip install "albert-tf[plots]"); the matrix is in the results',
+                            split)
+        elif "confusion_matrix" in results:
             path = os.path.join(run.output_dir, f"confusion_matrix_{split}.png")
             report.write_confusion_png(results["confusion_matrix"], path,
                                        f"{self.name}: {split} ({results['examples']} rows)")

@@ -23,6 +23,7 @@ import tempfile
 import urllib.request
 import zipfile
 
+from albert_tf import extras
 from albert_tf.checkpoints.weights import CheckpointError
 from albert_tf.io_utils import atomic_directory
 from albert_tf.tokenizer.base import vocabulary_file_names
@@ -181,8 +182,8 @@ def _folder_with(root, filename):
 
 
 def fetch_keras_hub(preset):
-    import kagglehub  # keras-hub's own download path
-    import keras_hub
+    keras_hub = extras.load("keras-hub", f"keras_hub:{preset}")
+    import kagglehub  # keras-hub's own download path (installed with keras-hub)
 
     presets = keras_hub.models.AlbertBackbone.presets
     if preset not in presets:

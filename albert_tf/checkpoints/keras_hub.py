@@ -7,6 +7,7 @@ stored per head, (H, heads, head_dim): reshaped to our (H, H).
 
 import os
 
+from albert_tf import extras
 from albert_tf.checkpoints.weights import ATTENTION_PARTS, FFN_PARTS, CheckpointError, Entry
 from albert_tf.config import AlbertConfig, read_json
 
@@ -83,7 +84,8 @@ def read(path):
         raise CheckpointError(f"{config_path}: missing field {e.args[0]!r}") from None
     except ValueError as e:
         raise CheckpointError(f"{config_path}: {e}") from None
-    import keras_hub  # Imported here: slow, and only this format needs it.
+    # Imported here: slow, and only this format needs it.
+    keras_hub = extras.load("keras-hub", f"{path}: reading a keras-hub preset")
 
     try:
         backbone = keras_hub.models.AlbertBackbone.from_preset(path)

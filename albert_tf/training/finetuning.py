@@ -12,7 +12,7 @@ import os
 
 import numpy as np
 
-from albert_tf import checkpoints
+from albert_tf import checkpoints, extras
 from albert_tf.backbone import AlbertBackbone
 from albert_tf.config import AlbertConfig, preset_names, read_json
 from albert_tf.data import padded_length
@@ -96,6 +96,9 @@ class Run:
 
     def __init__(self, task, settings, verbose=True):
         task.options(settings)  # reject unknown task options before any work
+        if settings.do_eval:
+            for extra in task.extras:
+                extras.require(extra, f"evaluating task {task.name!r}")
         self.task, self.settings, self.verbose = task, settings, verbose
         self._examples, self._features, self._outputs = {}, {}, {}
         self.tokenizer = self.make_tokenizer()
