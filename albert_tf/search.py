@@ -66,6 +66,19 @@ def check(task, base, parameters):
                 raise ValueError(f"--space: {parameter.name}={value}: {e}") from None
 
 
+def trial_config(task, base):
+    """`(params, seed) -> the --config dict of one run`: the shared settings, the
+    trial's and the seed, checked by resolving them as the run will."""
+    def make_config(params, seed):
+        config = {**base, **params, "seed": seed}
+        resolved = settings_lib.resolve(task, {**config, "output_dir": FLAGS.output_dir})
+        if "train_steps" in config and "warmup_steps" not in config:
+            # The run reads a --config before its recipe's warmup share is kept: say it.
+            config["warmup_steps"] = resolved.warmup_steps
+        return config
+    return make_config
+
+
 def check_saved(search, base):
     """The search in --output_dir, if any, was started with these settings
     (`--trials` may change); saves them."""
@@ -110,7 +123,8 @@ def main(argv):
                                  search.sampler, parameters, seed, search.prune)
         records = study.run_search(
             FLAGS.output_dir, found, parameters, trials,
-            study.finetune_trials(task.name, base, seeds, metric, task.eval_splits[0]))
+            study.finetune_trials(task.name, trial_config(task, base), seeds, metric,
+                                  task.eval_splits[0]))
         table = report.rows(records, parameters, metric, maximize, FLAGS.output_dir)
         paths = report.write_table(table, parameters, metric, FLAGS.output_dir)
         paths.append(report.write_plot(table, parameters, metric, FLAGS.output_dir))

@@ -198,7 +198,10 @@ def test_a_trial_runs_each_seed_as_a_finetune_process(tmp_path, monkeypatch):
                                  f"--config={config}", f"--output_dir={output_dir}"])
 
     monkeypatch.setattr(watch, "start_finetune", start)
-    run_trial = study.finetune_trials("mrpc", {"batch_size": 4, "task_options": {}}, (7, 8),
+    def make_config(params, seed):
+        return {"batch_size": 4, "task_options": {}, **params, "seed": seed}
+
+    run_trial = study.finetune_trials("mrpc", make_config, (7, 8),
                                       "accuracy", "dev", poll_seconds=0.01,
                                       log=lambda line: None)
     made = optuna.create_study(direction="maximize")
