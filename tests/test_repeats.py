@@ -190,3 +190,73 @@ def test_out_of_fold_predictions_cover_every_row_once(tmp_path):
     assert [r["line"] for r in oof] == list(range(2, 9))
     assert [r["label"] for r in oof] == [f"t{i}" for i in range(7)]  # each row's own prediction
     assert all(r["line"] in folds[r["fold"] - 1].lines for r in oof)
+
+
+def _cli_args(tmp_path, *extra):
+    import cli_helpers as cli
+
+    return ("--task=rte", f"--data_dir={cli.RTE}", f"--vocab_file={cli.SPM}",
+            f"--model={cli.tiny_model(tmp_path)}", "--batch_size=4", "--max_seq_length=64",
+            "--train_steps=2", "--warmup_steps=0", "--precision=fp32", *extra)
+
+
+def test_finetune_seeds_runs_one_folder_per_seed_and_summarises_them(tmp_path):
+    import cli_helpers as cli
+
+    out = tmp_path / "runs"
+    result = cli.run("albert_tf.finetune", *_cli_args(tmp_path, f"--output_dir={out}",
+                                                      "--seeds=3,4"))
+    assert result.returncode == 0, result.stderr[-3000:]
+    with open(out / "seeds_summary.json") as f:
+        summary = json.load(f)
+    accuracies = {s: cli.results(out / f"seed-{s}")["dev"]["accuracy"] for s in ("3", "4")}
+    for seed in ("3", "4"):  # each run used its own seed
+        with open(out / f"seed-{seed}" / "settings.json") as f:
+            assert json.load(f)["seed"] == int(seed)
+    assert summary["seeds"] == [3, 4]
+    assert summary["metrics"]["accuracy"]["values"] == accuracies
+    assert summary["metrics"]["accuracy"]["mean"] == pytest.approx(
+        statistics.fmean(accuracies.values()))
+    assert "| accuracy |" in result.stdout and "seeds_summary.md" in result.stdout
+
+
+@pytest.mark.slow  # three fine-tuning runs in a subprocess
+def test_finetune_kfold_on_a_csv(tmp_path):
+    import cli_helpers as cli
+
+    rows = [(f"this is {'good' if i % 3 else 'bad'} number {i}", "pos" if i % 3 else "neg")
+            for i in range(12)]
+    train = _csv(tmp_path / "train.csv", rows)
+    out = tmp_path / "cv"
+    args = ("--task=text_classification", f"--train_file={train}", f"--vocab_file={cli.SPM}",
+            f"--model={cli.tiny_model(tmp_path)}", "--batch_size=4", "--max_seq_length=32",
+            "--train_steps=2", "--warmup_steps=0", "--precision=fp32", f"--output_dir={out}")
+    result = cli.run("albert_tf.finetune", *args, "--kfold=3")
+    assert result.returncode == 0, result.stderr[-3000:]
+    with open(out / "oof_predictions.jsonl") as f:
+        oof = [json.loads(line) for line in f]
+    assert [r["line"] for r in oof] == list(range(2, 14))
+    with open(out / "kfold_summary.json") as f:
+        summary = json.load(f)
+    assert summary["metrics"]["accuracy"]["values"] == {
+        str(k): cli.results(out / f"fold-{k}")["dev"]["accuracy"] for k in (1, 2, 3)}
+    again = cli.run("albert_tf.finetune", *args, "--kfold=3")
+    assert "[3/3] fold-3: done before" in again.stdout
+    line = cli.one_line_error(cli.run("albert_tf.finetune", *args, "--kfold=2",
+                                      f"--eval_file={train}"))
+    assert line == "error: --kfold scores each fold on its own held-out rows; give only " \
+                   "--train_file, not --eval_file"
+
+
+@pytest.mark.slow  # the search program's start (imports), twice
+def test_search_flags_and_a_mistyped_space(tmp_path):
+    import cli_helpers as cli
+
+    help_text = cli.run("albert_tf.search", "--helpfull", timeout=60).stdout
+    for flag in ("--space", "--trials", "--seeds_per_trial", "--sampler", "--[no]prune",
+                 "--learning_rate", "--train_file"):
+        assert flag in help_text
+    line = cli.one_line_error(cli.run("albert_tf.search", *_cli_args(
+        tmp_path, f"--output_dir={tmp_path / 's'}", "--space=lr=1e-5:2e-5", "--trials=2")))
+    assert line.startswith("error: --space: unknown setting 'lr'; a search may vary ")
+    assert not os.path.exists(tmp_path / "s" / "study.db")
