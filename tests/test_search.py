@@ -216,3 +216,25 @@ def test_a_trial_runs_each_seed_as_a_finetune_process(tmp_path, monkeypatch):
     assert record["value"] == pytest.approx((1.07 + 1.08) / 2)
     assert record["values"] == {"7": pytest.approx(1.07), "8": pytest.approx(1.08)}
     assert os.path.isfile(os.path.join(path, "seeds_summary.md"))
+
+
+def test_a_pruned_trial_counts_as_finished_and_is_listed_last(tmp_path):
+    parameters = _space("batch_size=16,32,64")
+    folder = str(tmp_path / "search")
+
+    def run_trial(trial, params, path, reported):
+        if params["batch_size"] == 32:
+            return {"state": "pruned"}
+        return {"state": "complete", "value": params["batch_size"] / 100, "sd": 0.01,
+                "values": {"1": params["batch_size"] / 100}}
+
+    made = study.open_study(folder, "minimize", "grid", parameters, seed=0, prune=True)
+    records = study.run_search(folder, made, parameters, 5, run_trial, log=lambda line: None)
+    assert len(made.trials) == 3  # the grid is exhausted before --trials=5
+    by_size = {t.params["batch_size"]: t.state for t in made.trials}
+    assert by_size[32] == optuna.trial.TrialState.PRUNED
+    table = report.rows(records, parameters, "loss", False, folder)
+    assert [(r["batch_size"], r["state"]) for r in table] == \
+        [(16, "complete"), (64, "complete"), (32, "pruned")]  # lower is better here
+    markdown = open(report.write_table(table, parameters, "loss", folder)[0]).read()
+    assert "| 32 | - | - | - |" in markdown

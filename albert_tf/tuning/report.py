@@ -38,7 +38,7 @@ def _cell(value):
     if isinstance(value, float):
         return f"{value:.4g}"
     if isinstance(value, dict):
-        return " ".join(f"{k}:{v:.4f}" for k, v in value.items())
+        return " ".join(f"{k}:{v:.4f}" for k, v in value.items()) or "-"
     return str(value)
 
 

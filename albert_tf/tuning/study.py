@@ -53,12 +53,25 @@ def open_study(folder, direction, sampler, parameters, seed, prune):
     if os.path.isfile(os.path.join(folder, STUDY_FILE)):
         done = len(optuna.load_study(study_name=STUDY_NAME, storage=storage).trials)
     samplers = {"tpe": optuna.samplers.TPESampler, "random": optuna.samplers.RandomSampler}
-    made = (optuna.samplers.GridSampler(grid(parameters), seed=seed + done) if sampler == "grid"
+    made = (_grid_sampler()(grid(parameters), seed=seed + done) if sampler == "grid"
             else samplers[sampler](seed=seed + done))
     pruner = (optuna.pruners.MedianPruner(n_startup_trials=PRUNER_STARTUP_TRIALS)
               if prune else optuna.pruners.NopPruner())
     return optuna.create_study(storage=storage, study_name=STUDY_NAME, direction=direction,
                                sampler=made, pruner=pruner, load_if_exists=True)
+
+
+def _grid_sampler():
+    import optuna
+
+    class GridSampler(optuna.samplers.GridSampler):
+        """Optuna's grid sampler, for ask and tell: its `after_trial` only stops
+        `study.optimize` once the grid is done (and raises outside it); `run_search`
+        asks `is_exhausted` itself."""
+
+        def after_trial(self, study, trial, state, values):
+            pass
+    return GridSampler
 
 
 def finished_trials(study):
