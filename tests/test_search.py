@@ -102,7 +102,7 @@ def test_the_pruner_stops_a_hopeless_trial_from_its_history(tmp_path):
     assert made.trials[-1].intermediate_values == {10: 0.61, 20: 0.3}  # not the partial line
     # A trial as good as the others is left to finish.
     _history(history, 0.65, 0.75, 0.85)
-    good, process = made.ask(), FakeProcess(ends=3)
+    good, process = made.ask(), FakeProcess(ends=1)  # ended before its history was read
     assert watch.watch(process, history, "accuracy", good, poll_seconds=0) is False
     assert process.signals == [] and made.trials[-1].intermediate_values == \
         {10: 0.65, 20: 0.75, 30: 0.85}
@@ -238,3 +238,37 @@ def test_a_pruned_trial_counts_as_finished_and_is_listed_last(tmp_path):
         [(16, "complete"), (64, "complete"), (32, "pruned")]  # lower is better here
     markdown = open(report.write_table(table, parameters, "loss", folder)[0]).read()
     assert "| 32 | - | - | - |" in markdown
+
+
+SLOW_FINETUNE = """
+import json, os, sys, time
+args = dict(a[2:].split("=", 1) for a in sys.argv[1:])
+os.makedirs(args["output_dir"], exist_ok=True)
+with open(os.path.join(args["output_dir"], "eval_history.jsonl"), "a") as f:
+    f.write(json.dumps({"step": 10, "epoch": 0.5, "accuracy": 0.1}) + "\\n")
+time.sleep(60)  # training on, until stopped
+"""
+
+
+def test_a_pruned_trial_stops_its_run_and_runs_no_more_seeds(tmp_path, monkeypatch):
+    import subprocess
+    import time
+
+    started = []
+
+    def start(task_name, config, output_dir, log_path):
+        started.append(output_dir)
+        return subprocess.Popen([sys.executable, "-c", SLOW_FINETUNE,
+                                 f"--output_dir={output_dir}"])
+
+    monkeypatch.setattr(watch, "start_finetune", start)
+    made = _study_with_finished_trials([[0.9]])
+    run_trial = study.finetune_trials("mrpc", lambda params, seed: {"seed": seed}, (1, 2),
+                                      "accuracy", "dev", poll_seconds=0.05,
+                                      log=lambda line: None)
+    path = str(tmp_path / "trial-1")
+    os.makedirs(path)
+    begin = time.monotonic()
+    assert run_trial(made.ask(), {}, path, set()) == {"state": "pruned"}
+    assert time.monotonic() - begin < 30  # stopped, not waited for
+    assert [os.path.basename(p) for p in started] == ["seed-1"]  # seed 2 never started

@@ -64,16 +64,23 @@ def watch(process, history_path, metric, trial, poll_seconds=2.0, reported=None)
     `trial` (None: only waits); SIGTERM and True when the trial is pruned, else
     False once the process has ended."""
     reader, reported = HistoryReader(history_path), set(reported or ())
-    while True:
-        ended = process.poll() is not None
-        if trial is not None and report_entries(reader.new_entries(), metric, trial, reported) \
-                and not ended:
-            process.send_signal(signal.SIGTERM)
-            process.wait()
-            return True
-        if ended:
-            return False
-        time.sleep(poll_seconds)
+    try:
+        while True:
+            ended = process.poll() is not None
+            # A finished run's entries are reported too: later trials are compared with them.
+            prune = trial is not None and report_entries(reader.new_entries(), metric, trial,
+                                                         reported)
+            if prune and not ended:
+                process.send_signal(signal.SIGTERM)
+                process.wait()
+                return True
+            if ended:
+                return False
+            time.sleep(poll_seconds)
+    except KeyboardInterrupt:
+        # Ctrl-C reached the run too (one process group): let it save its step first.
+        process.wait()
+        raise
 
 
 def start_finetune(task_name, config_path, output_dir, log_path):
