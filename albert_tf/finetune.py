@@ -7,8 +7,9 @@ Settings come from the task's recipe (configs/finetune_recipes.json), then
 `--config` (a JSON file), then the flags you give. A killed run resumes with
 `--output_dir` alone. `--seeds=1,2,3` runs the same settings once per seed
 (OUTPUT_DIR/seed-N/, seeds_summary.md); `--kfold=K` once per fold of
---train_file (OUTPUT_DIR/fold-N/, kfold_summary.md, oof_predictions.jsonl). `--demo` runs the whole pipeline offline on data the
-project generates, in a few minutes on a laptop CPU.
+--train_file (OUTPUT_DIR/fold-N/, kfold_summary.md, oof_predictions.jsonl).
+`--demo` runs the whole pipeline offline on data the project generates, in a
+few minutes on a laptop CPU.
 """
 
 import os

@@ -144,7 +144,8 @@ def test_a_killed_search_resumes_without_rerunning_finished_trials(tmp_path):
     # Trial 0 was not run again; trial 1 was finished with its own parameters; then trial 2.
     assert [number for number, _ in calls] == [0, 1, 1, 2]
     assert calls[2][1] == calls[1][1]
-    assert "trial 1: continuing where the last start stopped" in lines
+    assert lines[:2] == ["1 trial(s) finished before (not run again)",
+                         "trial 1: continuing where the last start stopped"]
     assert sorted(records) == [0, 1, 2]
     states = {t.number: t.state for t in again.trials}
     assert states == {n: optuna.trial.TrialState.COMPLETE for n in range(3)}

@@ -110,6 +110,8 @@ def run_search(folder, study, parameters, trials, run_trial, log=say):
         else:
             study.tell(trial, record["value"], skip_if_finished=True)
 
+    if finished_trials(study):
+        log(f"{len(finished_trials(study))} trial(s) finished before (not run again)")
     for frozen in study.get_trials(deepcopy=False, states=(optuna.trial.TrialState.RUNNING,)):
         log(f"trial {frozen.number}: continuing where the last start stopped")
         # FrozenTrial has no public id; Trial(study, id) is Optuna's handle on a running trial.
