@@ -83,6 +83,19 @@ def watch(process, history_path, metric, trial, poll_seconds=2.0, reported=None)
         raise
 
 
+def _stop_with_parent():
+    """In the child (Linux): SIGTERM when the search process dies, however it dies,
+    so that a killed search leaves no run training on behind it (the run saves
+    its step on SIGTERM, and the next start continues it)."""
+    try:
+        import ctypes
+
+        PR_SET_PDEATHSIG = 1
+        ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
+    except (OSError, AttributeError):
+        pass  # not Linux: a killed search's run goes on to its end
+
+
 def start_finetune(task_name, config_path, output_dir, log_path):
     """Starts `python -m albert_tf.finetune` on a config file, its output into `log_path`."""
     log = open(log_path, "a", encoding="utf-8")
@@ -90,6 +103,6 @@ def start_finetune(task_name, config_path, output_dir, log_path):
         return subprocess.Popen(
             [sys.executable, "-m", "albert_tf.finetune", f"--task={task_name}",
              f"--config={config_path}", f"--output_dir={output_dir}"],
-            stdout=log, stderr=subprocess.STDOUT)
+            stdout=log, stderr=subprocess.STDOUT, preexec_fn=_stop_with_parent)
     finally:
         log.close()  # the child holds its own copy
