@@ -90,10 +90,15 @@ def check_saved(search, base):
            "task": FLAGS.task, "settings": base}
     if os.path.isfile(path):
         saved = read_json(path)
-        if saved != now:
+        flat = lambda values: {**values["search"], **values["settings"],  # noqa: E731
+                               "task": values["task"]}
+        old, new = flat(saved), flat(now)
+        differ = [f"{k}: saved {old.get(k)!r}, given {new.get(k)!r}"
+                  for k in sorted(set(old) | set(new)) if old.get(k) != new.get(k)]
+        if differ:
             raise ValueError(f"--output_dir={FLAGS.output_dir} holds a search with other "
-                             f"settings ({path}); give the same flags to continue it, or use "
-                             "a new --output_dir")
+                             f"settings ({'; '.join(differ)}); give the same flags to "
+                             "continue it, or use a new --output_dir")
         return
     os.makedirs(FLAGS.output_dir, exist_ok=True)
     with atomic_file(path, encoding="utf-8") as f:
