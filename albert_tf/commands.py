@@ -24,6 +24,7 @@ COMMANDS = {
     "tokenizer": "albert_tf.tokenizer.__main__",
     "download": "albert_tf.download",
     "ablate": "albert_tf.ablate",
+    "search": "albert_tf.search",
     "distill": "albert_tf.distill",
 }
 

@@ -5,8 +5,11 @@ r"""Fine-tunes ALBERT on a task and reports the task's official metric.
 
 Settings come from the task's recipe (configs/finetune_recipes.json), then
 `--config` (a JSON file), then the flags you give. A killed run resumes with
-`--output_dir` alone. `--demo` runs the whole pipeline offline on data the
-project generates, in a few minutes on a laptop CPU.
+`--output_dir` alone. `--seeds=1,2,3` runs the same settings once per seed
+(OUTPUT_DIR/seed-N/, seeds_summary.md); `--kfold=K` once per fold of
+--train_file (OUTPUT_DIR/fold-N/, kfold_summary.md, oof_predictions.jsonl).
+`--demo` runs the whole pipeline offline on data the project generates, in a
+few minutes on a laptop CPU.
 """
 
 import os
@@ -14,16 +17,19 @@ import os
 from absl import app, flags
 
 from albert_tf import cli
+from albert_tf.config import read_json
 
 cli.load_tensorflow()  # the task registry imports it: without its start-up noise
 import tasks  # noqa: E402 - the registry: each task's options become flags
 from albert_tf.training import finetuning  # noqa: E402
+from albert_tf.training import repeats  # noqa: E402
 from albert_tf.training import settings as settings_lib  # noqa: E402
 from albert_tf.training.settings import FinetuneSettings  # noqa: E402
 
 FLAGS = flags.FLAGS
 cli.define_flags(FinetuneSettings, unset=settings_lib.RECIPE_FIELDS,
                  unset_help=" Default: the task's recipe.")
+cli.define_flags(repeats.RepeatSettings)
 flags.DEFINE_alias("spm_model", "vocab_file")
 flags.DEFINE_string("config", None, "A JSON file of settings (between recipe and flags).")
 flags.DEFINE_boolean("demo", False, "Run offline on generated data with a small model.")
@@ -44,20 +50,27 @@ def explicit_settings():
     return given
 
 
-def resolve_settings(base=None):
+def resolve_settings(base=None, overrides=None):
     """Settings of this invocation: a new run, or the resumption of a saved one.
 
-    `base`: settings between the recipe and the flags (those of `--demo`).
+    `base`: settings between the recipe and the flags (those of `--demo`);
+    `overrides`: settings set over the flags (a seed's or fold's folder, seed, files).
     """
     given = explicit_settings()
+    for name, value in (overrides or {}).items():
+        if name == "task_options":
+            given["task_options"] = {**given.get("task_options", {}), **value}
+        else:
+            given[name] = value
+    output_dir = given.get("output_dir", FLAGS.output_dir)
     # A run that stopped before its first checkpoint holds nothing: start it as now given.
-    saved = (settings_lib.load_saved(FinetuneSettings, FLAGS.output_dir)
-             if settings_lib.has_progress(FLAGS.output_dir) else None)
+    saved = (settings_lib.load_saved(FinetuneSettings, output_dir)
+             if settings_lib.has_progress(output_dir) else None)
     if saved is not None:
         conflicts = settings_lib.resume_conflicts(saved, given)
         if conflicts:
             raise ValueError(
-                f"--output_dir={FLAGS.output_dir} holds a run with other settings ("
+                f"--output_dir={output_dir} holds a run with other settings ("
                 + ", ".join(f"{k}: saved {a!r}, given {b!r}" for k, (a, b) in conflicts.items())
                 + "); pass only --output_dir to resume it, or use a new --output_dir")
         return tasks.get(saved.task), saved.replace(
@@ -81,24 +94,71 @@ def finished(settings):
     return finetuning.report_complete(settings.output_dir)
 
 
+def run_once(task, settings):
+    """Fine-tunes (unless the run is complete) and exports as asked; returns the results."""
+    from albert_tf.training.devices import is_chief
+
+    if finished(settings):
+        return read_json(os.path.join(settings.output_dir, finetuning.RESULTS_FILE))
+    results = finetuning.run(task, settings)
+    finetuning.print_results(results)
+    if settings.export and is_chief(settings.strategy):
+        from tasks.finetuned import export_run
+
+        print(f"export: {export_run(settings.output_dir)}")
+    return results
+
+
+def run_seeds(repeat):
+    """`--seeds`: every seed's settings resolved (and checked) first, then run one by one."""
+    if FLAGS["seed"].present:
+        raise ValueError("give --seed (one run) or --seeds (one run per seed), not both")
+    runs = {seed: resolve_settings(overrides={
+        "seed": seed, "output_dir": os.path.join(FLAGS.output_dir, repeats.seed_folder(seed))})
+        for seed in repeat.seed_list}
+    task = next(iter(runs.values()))[0]
+    summary, paths = repeats.run_seeds(FLAGS.output_dir, repeat.seed_list,
+                                       lambda seed, path: run_once(*runs[seed]),
+                                       task.eval_splits)
+    print(repeats.markdown(summary, "seed"), end="")
+    print(f"wrote {', '.join(paths)}")
+
+
+def run_kfold(repeat):
+    """`--kfold`: the folds written from --train_file, one run per fold, the summary and
+    the out-of-fold predictions."""
+    task, settings = resolve_settings()
+    folds = task.kfold_files(task.options(settings), settings.data_dir, repeat.kfold,
+                             os.path.join(FLAGS.output_dir, repeats.KFOLD_DATA))
+    runs = [resolve_settings(overrides={
+        "output_dir": os.path.join(FLAGS.output_dir, repeats.fold_folder(fold.index)),
+        "do_eval": True, "do_predict": True, "data_dir": None,
+        "task_options": {"train_file": fold.train, "eval_file": fold.dev,
+                         "predict_file": fold.dev}}) for fold in folds]
+    summary, paths = repeats.run_folds(FLAGS.output_dir, folds,
+                                       lambda index, path: run_once(*runs[index - 1]),
+                                       task.eval_splits, task.test_splits[0])
+    print(repeats.markdown(summary, "fold"), end="")
+    print(f"wrote {', '.join(paths)}")
+
+
 def main(argv):
     from albert_tf import demo
-    from albert_tf.training.devices import is_chief
 
     cli.quiet_tensorflow(FLAGS)
     with cli.user_errors():
         cli.check_arguments(argv, FLAGS, required=("output_dir",))
+        repeat = cli.settings_from_flags(repeats.RepeatSettings, FLAGS)
+        if repeat.seeds:
+            return run_seeds(repeat)
+        if repeat.kfold:
+            return run_kfold(repeat)
         base = None
         if FLAGS.demo:
             FLAGS.task = FLAGS.task or "squad"
             base = demo.prepare(FLAGS.task, FLAGS.output_dir)
         task, settings = resolve_settings(base)
-        if not finished(settings):
-            finetuning.print_results(finetuning.run(task, settings))
-            if settings.export and is_chief(settings.strategy):
-                from tasks.finetuned import export_run
-
-                print(f"export: {export_run(settings.output_dir)}")
+        run_once(task, settings)
         if FLAGS.demo:
             from albert_tf.training.run_folder import MODEL_DIR
             from tasks.finetuned import build_serving_module

@@ -136,6 +136,14 @@ class Task(abc.ABC):
     def write_predictions(self, run, split):
         """Writes prediction files of an unlabelled split; returns their paths."""
 
+    def kfold_files(self, options, data_dir, k, folder):
+        """`--kfold=k`: writes the k folds of the training file into `folder` and
+        returns their `albert_tf.training.repeats.Fold`s. Only the tasks on the
+        user's own files split theirs (`tasks.user_files.write_folds`)."""
+        raise ValueError(f"--kfold is for the tasks on your own files (text_classification, "
+                         f"text_regression, token_classification, multiple_choice); task "
+                         f"{self.name!r} has its own splits")
+
     def serving_module(self, model, tokenizer, settings, model_dir, export_options):
         """`(module, info)`: the raw-text serving module of a fine-tuned model.
 

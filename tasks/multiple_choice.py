@@ -271,6 +271,14 @@ class OwnChoiceTask(MultipleChoiceTask):
     name = "multiple_choice"
     options_class = MultipleChoiceOptions
 
+    def kfold_files(self, options, data_dir, k, folder):
+        """Folds of the training questions, by a hash of each row."""
+        options = options or MultipleChoiceOptions()
+        user_files.check_kfold_options(options, self.name)
+        path = user_files.split_file(options, data_dir, "train", self.name)
+        return user_files.write_folds(path, k, folder,
+                                      lambda: user_files.row_records(path, options.format))
+
     def read_examples(self, data_dir, split, options=None):
         options = options or MultipleChoiceOptions()
         path = user_files.split_file(options, data_dir, split, self.name)

@@ -122,6 +122,20 @@ class TextTask(Task):
                     yield example
         return data.FileExamples(examples)
 
+    def kfold_files(self, options, data_dir, k, folder):
+        """Folds of the training rows: stratified by label for single-label
+        classification, by a hash of the row for regression and multi-label."""
+        options = self._checked(options)
+        user_files.check_kfold_options(options, self.name)
+        path = user_files.split_file(options, data_dir, "train", self.name)
+        stratum = None
+        if self.kind(options) == data.MULTI_CLASS:
+            self.training_labels(options, data_dir)  # every row's label read and checked
+            column = options.label_column
+            stratum = lambda record: str(record.values[column]).strip()  # noqa: E731
+        return user_files.write_folds(
+            path, k, folder, lambda: user_files.row_records(path, options.format), stratum)
+
     # -- The model ---------------------------------------------------------------
 
     def head(self, settings, saved=None):

@@ -31,7 +31,7 @@ import numpy as np
 from albert_tf.io_utils import atomic_file
 from albert_tf.models import AlbertTokenClassifier
 from albert_tf.settings import setting
-from tasks import ner_eval, register, tagging, token_data, token_features
+from tasks import ner_eval, register, tagging, token_data, token_features, user_files
 from tasks.base import Task
 from tasks.user_files import FileOptions, split_file
 
@@ -72,6 +72,15 @@ class TokenClassificationTask(Task):
 
     def __init__(self):
         self._train = {}  # training file (path, size, mtime) -> its tag list
+
+    def kfold_files(self, options, data_dir, k, folder):
+        """Folds of the training sentences (CoNLL) or rows (JSON lines), by a hash of each."""
+        options = options or TokenOptions()
+        user_files.check_kfold_options(options, self.name)
+        path = split_file(options, data_dir, "train", self.name)
+        read = (lambda: user_files.row_records(path, "jsonl")) if \
+            token_data.is_json(path, options.format) else (lambda: user_files.block_records(path))
+        return user_files.write_folds(path, k, folder, read)
 
     def read_examples(self, data_dir, split, options=None):
         options = options or TokenOptions()

@@ -12,10 +12,10 @@ import os
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 # The command-line programs: the only albert_tf modules that may import `tasks`.
 PROGRAMS = {"albert_tf/finetune.py", "albert_tf/predict.py", "albert_tf/export/__main__.py",
-            "albert_tf/ablate.py", "albert_tf/distill.py"}
+            "albert_tf/ablate.py", "albert_tf/distill.py", "albert_tf/search.py"}
 COMMANDS = ("albert_tf.finetune", "albert_tf.predict", "albert_tf.export.__main__",
             "albert_tf.pretrain", "albert_tf.create_pretraining_data", "albert_tf.demo",
-            "albert_tf.inspect", "albert_tf.ablate", "albert_tf.distill")
+            "albert_tf.inspect", "albert_tf.ablate", "albert_tf.distill", "albert_tf.search")
 
 
 def _python_files(folder):

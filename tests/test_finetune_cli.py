@@ -14,7 +14,7 @@ def test_helpfull_documents_every_flag():
     assert "Traceback" not in result.stderr  # absl exits with 1 after help
     for flag in ("--task", "--init_checkpoint", "--strategy", "--precision", "--xla",
                  "--accumulation_steps", "--checkpoint_every", "--demo", "--doc_stride",
-                 "--[no]recompute"):
+                 "--[no]recompute", "--seeds", "--kfold"):
         assert flag in result.stdout
 
 

@@ -7,8 +7,9 @@
                  <variant>/result.json     written last: the variant is done
                  results.{md,csv,json}, loss_curves.png, score_vs_{params,flops}.png
 
-Resumable at every level: a done variant (`result.json`) is read back, an
-interrupted one continues from its checkpoints. Every variant gets the same
+Resumable at every level (`albert_tf.variants.VariantRunner`, the runner
+seeds, k-fold and search use too): a done variant (`result.json`) is read
+back, an interrupted one continues from its checkpoints. Every variant gets the same
 budget, data (made once) and, unless the grid varies `seed`, the same seed
 (initialisation and data order).
 """
@@ -20,10 +21,7 @@ import time
 from albert_tf.ablation import data, finetune, grid, pretrain, report
 from albert_tf.ablation.settings import SETTINGS_FILE, AblationSettings
 from albert_tf.config import AlbertConfig, preset_names
-from albert_tf.io_utils import atomic_file
-from albert_tf.progress import Progress
-
-RESULT_FILE = "result.json"
+from albert_tf.variants import VariantRunner, say
 # Settings a grid started again may change: the variant list and the stop.
 CHANGEABLE = ("grid", "stop_after")
 
@@ -72,9 +70,8 @@ def prepare(settings, get_task=None):
     return tokenizer, config, variants
 
 
-def run_variant(settings, variant, config, tokenizer, data_folder, get_task, verbose):
-    """Pretrains, scores and fine-tunes one variant; writes and returns its record."""
-    folder = os.path.join(settings.output_dir, variant.name)
+def run_variant(settings, variant, config, tokenizer, data_folder, get_task, verbose, folder):
+    """Pretrains, scores and fine-tunes one variant in `folder`; returns its record."""
     start = time.monotonic()
     record = pretrain.pretrain_variant(settings, variant, config, tokenizer, data_folder,
                                        folder, verbose)
@@ -84,24 +81,10 @@ def run_variant(settings, variant, config, tokenizer, data_folder, get_task, ver
     record["wall_seconds"] = time.monotonic() - start
     record["curve"] = pretrain.loss_curve(folder)
     record["variant"] = variant.to_dict()
-    with atomic_file(os.path.join(folder, RESULT_FILE), encoding="utf-8") as f:
-        json.dump(record, f, indent=2, sort_keys=True)
     return record
 
 
-def read_record(settings, variant):
-    path = os.path.join(settings.output_dir, variant.name, RESULT_FILE)
-    if not os.path.isfile(path):
-        return None
-    with open(path, encoding="utf-8") as f:
-        return json.load(f)
-
-
-def _say(line):
-    print(line, flush=True)  # a log file shows each line when it happens
-
-
-def run_grid(settings, get_task=None, verbose=True, log=_say):
+def run_grid(settings, get_task=None, verbose=True, log=say):
     """Runs the grid of `settings` (an `AblationSettings`); returns `(rows, paths)`:
     the table rows of the variants done and the files written.
 
@@ -113,21 +96,16 @@ def run_grid(settings, get_task=None, verbose=True, log=_say):
     settings.save(os.path.join(settings.output_dir, SETTINGS_FILE))
     data_folder = data.build_data(settings, tokenizer,
                                   {data.data_task(v.sentence_task) for v in variants}, log=log)
-    records = {v: read_record(settings, v) for v in variants}
-    for i, variant in enumerate(variants, start=1):
-        if records[variant] is not None:
-            log(f"[{i}/{len(variants)}] {variant.name}: done before")
-    pending = [v for v in variants if records[v] is None][:settings.stop_after]
-    # The rate and ETA count only the variants this start runs.
-    with Progress(len(pending), "ablation grid", "variants to run", interval=0) as progress:
-        for variant in pending:
-            log(f"[{variants.index(variant) + 1}/{len(variants)}] {variant.name}")
-            records[variant] = run_variant(settings, variant, variant.config(config), tokenizer,
-                                           data_folder, get_task, verbose)
-            progress.update()
-    left = sum(r is None for r in records.values())
-    if left:
-        log(f"stopped with {left} variant(s) to go (--stop_after); run again to continue")
+    by_name = {v.name: v for v in variants}
+
+    def run(name, folder):
+        variant = by_name[name]
+        return run_variant(settings, variant, variant.config(config), tokenizer, data_folder,
+                           get_task, verbose, folder)
+
+    runner = VariantRunner(settings.output_dir, "ablation grid", log)
+    found = runner.run_all(list(by_name), run, settings.stop_after)
+    records = {by_name[name]: record for name, record in found.items()}
     done = [(v, r) for v, r in records.items() if r is not None]
     rows = [report.row(v, v.config(config), r, settings) for v, r in done]
     paths = report.write_table(rows, settings.output_dir)

@@ -1,0 +1,146 @@
+r"""Searches fine-tuning hyperparameters with Optuna.
+
+    python -m albert_tf.search --task=mrpc --data_dir=glue/MRPC \
+        --init_checkpoint=albert_base_v2 --output_dir=runs/search \
+        --space='learning_rate=1e-5:5e-5:log | batch_size=16,32 | train_steps=300,600' \
+        --trials=12 [--seeds_per_trial=3] [--sampler=tpe|random|grid]
+
+Every fine-tuning flag (and the task's options) is the same as `finetune`'s and
+holds for every trial; `--space` names the settings searched. Each trial runs
+its seeds as `python -m albert_tf.finetune` processes in OUTPUT_DIR/trial-N/;
+with `--eval_every`, the pruner reads their eval_history.jsonl and stops a
+hopeless trial early. The study is stored in OUTPUT_DIR/study.db: the same
+command continues a stopped search without running finished trials again.
+Writes trials.md / .csv / .json (sorted by the dev metric, mean +- sd over a
+trial's seeds) and metric_vs_params.png, and names the best trial's folder.
+"""
+
+import json
+import math
+import os
+
+from absl import app, flags
+
+from albert_tf import cli
+from albert_tf.training import settings as settings_lib
+from albert_tf.training.settings import FinetuneSettings
+from albert_tf.tuning.settings import SETTINGS_FILE, SearchSettings
+
+cli.load_tensorflow()  # the task registry imports it: without its start-up noise
+import tasks  # noqa: E402 - the registry: each task's options become flags
+
+FLAGS = flags.FLAGS
+cli.define_flags(SearchSettings)
+cli.define_flags(FinetuneSettings, unset=settings_lib.RECIPE_FIELDS,
+                 unset_help=" Default: the task's recipe.")
+OPTION_CLASSES = tasks.option_classes()
+for _options in OPTION_CLASSES:
+    cli.define_flags(_options, unset=_options.field_names(),
+                     unset_help=" Default: the task's own.")
+# What the trials' runs do not take from the search's flags.
+NOT_SHARED = ("output_dir", "task", "seed")
+
+
+def shared_settings():
+    """The fine-tuning settings given on the command line, for every trial (a
+    `--config` dict: task options under `task_options`)."""
+    given = cli.given_settings(FinetuneSettings, FLAGS)
+    options = {}
+    for options_class in OPTION_CLASSES:
+        options.update(cli.given_settings(options_class, FLAGS))
+    if options:
+        given["task_options"] = options
+    return {k: v for k, v in given.items() if k not in NOT_SHARED}
+
+
+def check(task, base, parameters):
+    """Resolves the settings at every bound of every parameter (before any work):
+    a value a run would refuse is one line naming it."""
+    settings_lib.resolve(task, {**base, "output_dir": FLAGS.output_dir})
+    for parameter in parameters:
+        for value in parameter.extremes():
+            try:
+                settings_lib.resolve(task, {**base, parameter.name: value,
+                                            "output_dir": FLAGS.output_dir})
+            except ValueError as e:
+                raise ValueError(f"--space: {parameter.name}={value}: {e}") from None
+
+
+def trial_config(task, base):
+    """`(params, seed) -> the --config dict of one run`: the shared settings, the
+    trial's and the seed, checked by resolving them as the run will."""
+    def make_config(params, seed):
+        config = {**base, **params, "seed": seed}
+        resolved = settings_lib.resolve(task, {**config, "output_dir": FLAGS.output_dir})
+        if "train_steps" in config and "warmup_steps" not in config:
+            # The run reads a --config before its recipe's warmup share is kept: say it.
+            config["warmup_steps"] = resolved.warmup_steps
+        return config
+    return make_config
+
+
+def check_saved(search, base):
+    """The search in --output_dir, if any, was started with these settings
+    (`--trials` may change); saves them."""
+    from albert_tf.config import read_json
+    from albert_tf.io_utils import atomic_file
+
+    path = os.path.join(FLAGS.output_dir, SETTINGS_FILE)
+    now = {"search": {k: v for k, v in search.to_dict().items() if k != "trials"},
+           "task": FLAGS.task, "settings": base}
+    if os.path.isfile(path):
+        saved = read_json(path)
+        flat = lambda values: {**values["search"], **values["settings"],  # noqa: E731
+                               "task": values["task"]}
+        old, new = flat(saved), flat(now)
+        differ = [f"{k}: saved {old.get(k)!r}, given {new.get(k)!r}"
+                  for k in sorted(set(old) | set(new)) if old.get(k) != new.get(k)]
+        if differ:
+            raise ValueError(f"--output_dir={FLAGS.output_dir} holds a search with other "
+                             f"settings ({'; '.join(differ)}); give the same flags to "
+                             "continue it, or use a new --output_dir")
+        return
+    os.makedirs(FLAGS.output_dir, exist_ok=True)
+    with atomic_file(path, encoding="utf-8") as f:
+        json.dump(now, f, indent=2, sort_keys=True)
+
+
+def main(argv):
+    from albert_tf.tuning import report, space, study
+
+    cli.quiet_tensorflow(FLAGS)
+    with cli.user_errors():
+        cli.check_arguments(argv, FLAGS, required=("task", "output_dir"))
+        search = cli.settings_from_flags(SearchSettings, FLAGS)
+        task = tasks.get(FLAGS.task)
+        parameters = space.parse_space(search.space, FinetuneSettings)
+        base = shared_settings()
+        check(task, base, parameters)
+        metric = search.metric or task.primary_metric
+        maximize = task.greater_is_better(metric)
+        trials = search.trials
+        if search.sampler == "grid":
+            trials = min(trials, math.prod(len(v) for v in space.grid(parameters).values()))
+        check_saved(search, base)
+        seed = FLAGS.seed
+        seeds = tuple(range(seed, seed + search.seeds_per_trial))
+        found = study.open_study(FLAGS.output_dir, "maximize" if maximize else "minimize",
+                                 search.sampler, parameters, seed, search.prune)
+        records = study.run_search(
+            FLAGS.output_dir, found, parameters, trials,
+            study.finetune_trials(task.name, trial_config(task, base), seeds, metric,
+                                  task.eval_splits[0]))
+        table = report.rows(records, parameters, metric, maximize, FLAGS.output_dir)
+        paths = report.write_table(table, parameters, metric, FLAGS.output_dir)
+        paths.append(report.write_plot(table, parameters, metric, FLAGS.output_dir))
+    with open(paths[0], encoding="utf-8") as f:
+        print(f.read(), end="")
+    best = table[0] if table and table[0][metric] is not None else None
+    if best is not None:
+        sd = "" if best[f"{metric}_sd"] is None else f" +- {best[f'{metric}_sd']:.4f}"
+        print(f"best: trial {best['trial']} ({metric} {best[metric]:.4f}{sd}): {best['folder']}")
+    print(f"wrote {', '.join(paths)}")
+
+
+if __name__ == "__main__":
+    app.run(main)

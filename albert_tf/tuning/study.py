@@ -1,0 +1,173 @@
+"""The search's Optuna study and its resumable loop of trials.
+
+    <output_dir>/study.db              the Optuna study (SQLite): every trial's
+                                       parameters, reported values and state
+                 search_settings.json  the search's settings
+                 trial-N/              one trial: seed-S/ (a fine-tuning run folder),
+                                       seed-S.json (its settings), seed-S.log (its
+                                       output), seeds_summary.*, result.json (done)
+                 trials.{md,csv,json}, metric_vs_params.png
+
+A trial is a variant of `albert_tf.variants.VariantRunner` (the runner the
+ablation grid, `--seeds` and `--kfold` use): done when its `result.json` is
+written. A search stopped part-way leaves its last trial RUNNING in the study;
+the next start finishes that trial first (its runs continue from their
+checkpoints, its finished seeds are read back), then asks Optuna for new ones
+until `trials` are complete or pruned. Finished trials are never run again.
+"""
+
+import json
+import os
+
+from albert_tf.config import read_json
+from albert_tf.errors import RunStopped
+from albert_tf.io_utils import atomic_file
+from albert_tf.training import repeats
+from albert_tf.training.run_folder import RESULTS_FILE
+from albert_tf.tuning import watch
+from albert_tf.tuning.space import grid
+from albert_tf.variants import VariantRunner, say
+
+STUDY_FILE = "study.db"
+STUDY_NAME = "search"
+# Trials finished before the median pruner compares a trial with them.
+PRUNER_STARTUP_TRIALS = 3
+
+
+class Pruned(Exception):
+    """A trial's run was stopped by the pruner."""
+
+
+def open_study(folder, direction, sampler, parameters, seed, prune):
+    """The study in `folder/study.db`, created or loaded.
+
+    The sampler's seed moves on with the trials already in the study, so that a
+    continued random search does not draw its first points again.
+    """
+    import optuna
+
+    optuna.logging.set_verbosity(optuna.logging.WARNING)
+    os.makedirs(folder, exist_ok=True)
+    storage = f"sqlite:///{os.path.abspath(os.path.join(folder, STUDY_FILE))}"
+    done = 0
+    if os.path.isfile(os.path.join(folder, STUDY_FILE)):
+        done = len(optuna.load_study(study_name=STUDY_NAME, storage=storage).trials)
+    samplers = {"tpe": optuna.samplers.TPESampler, "random": optuna.samplers.RandomSampler}
+    made = (_grid_sampler()(grid(parameters), seed=seed + done) if sampler == "grid"
+            else samplers[sampler](seed=seed + done))
+    pruner = (optuna.pruners.MedianPruner(n_startup_trials=PRUNER_STARTUP_TRIALS)
+              if prune else optuna.pruners.NopPruner())
+    return optuna.create_study(storage=storage, study_name=STUDY_NAME, direction=direction,
+                               sampler=made, pruner=pruner, load_if_exists=True)
+
+
+def _grid_sampler():
+    import optuna
+
+    class GridSampler(optuna.samplers.GridSampler):
+        """Optuna's grid sampler, for ask and tell: its `after_trial` only stops
+        `study.optimize` once the grid is done (and raises outside it); `run_search`
+        asks `is_exhausted` itself."""
+
+        def after_trial(self, study, trial, state, values):
+            pass
+    return GridSampler
+
+
+def finished_trials(study):
+    import optuna
+
+    states = (optuna.trial.TrialState.COMPLETE, optuna.trial.TrialState.PRUNED)
+    return study.get_trials(deepcopy=False, states=states)
+
+
+def run_search(folder, study, parameters, trials, run_trial, log=say):
+    """Runs trials until `trials` are finished (complete or pruned); returns the
+    records of the finished ones, `{trial number: record}`.
+
+    run_trial(trial, params, path, reported): runs one trial in `path` (the
+        Optuna `trial` takes its reports; `reported`: the steps reported before)
+        and returns its record: `{"state": "complete", "value", "sd", "values"}`
+        or `{"state": "pruned"}`.
+    """
+    import optuna
+
+    runner = VariantRunner(folder, "search", log)
+
+    def finish(trial, params, reported):
+        def run(name, path):
+            return {"number": trial.number, "params": params,
+                    **run_trial(trial, params, path, reported)}
+        try:
+            record = runner.run_one(f"trial-{trial.number}", run)
+        except KeyboardInterrupt:
+            raise  # the trial stays RUNNING: the next start finishes it
+        except BaseException:
+            study.tell(trial, state=optuna.trial.TrialState.FAIL)
+            raise
+        if record["state"] == "pruned":
+            study.tell(trial, state=optuna.trial.TrialState.PRUNED, skip_if_finished=True)
+        else:
+            study.tell(trial, record["value"], skip_if_finished=True)
+
+    if finished_trials(study):
+        log(f"{len(finished_trials(study))} trial(s) finished before (not run again)")
+    for frozen in study.get_trials(deepcopy=False, states=(optuna.trial.TrialState.RUNNING,)):
+        log(f"trial {frozen.number}: continuing where the last start stopped")
+        # FrozenTrial has no public id; Trial(study, id) is Optuna's handle on a running trial.
+        finish(optuna.trial.Trial(study, frozen._trial_id), frozen.params,
+               set(frozen.intermediate_values))
+    while len(finished_trials(study)) < trials:
+        if isinstance(study.sampler, optuna.samplers.GridSampler) and \
+                study.sampler.is_exhausted(study):
+            log("every point of the grid is done")
+            break
+        trial = study.ask()
+        params = {p.name: p.suggest(trial) for p in parameters}
+        log(f"[{len(finished_trials(study)) + 1}/{trials}] trial {trial.number}: "
+            + ", ".join(f"{k}={v}" for k, v in params.items()))
+        finish(trial, params, set())
+    return {t.number: runner.record(f"trial-{t.number}") for t in finished_trials(study)}
+
+
+def last_error(log_path):
+    """`: <the last "error: ..." line>` of a run's output, or ""."""
+    with open(log_path, encoding="utf-8", errors="replace") as f:
+        errors = [line.strip() for line in f if line.startswith("error: ")]
+    return f": {errors[-1][len('error: '):]}" if errors else ""
+
+
+def finetune_trials(task_name, make_config, seeds, metric, split, poll_seconds=2.0, log=say):
+    """`run_trial` for `run_search`: each of a trial's seeds is a fine-tuning
+    process (`watch.start_finetune`) on the settings `make_config(params, seed)`
+    returns (a dict, as a `--config` file holds them); the first seed's history
+    is reported to the pruner. The trial's value: the mean of `metric` over the
+    seeds, on the eval split `split`."""
+    def run_trial(trial, params, path, reported):
+        def run(seed, seed_path):
+            config = seed_path + ".json"
+            with atomic_file(config, encoding="utf-8") as f:
+                json.dump(make_config(params, seed), f, indent=2, sort_keys=True)
+            process = watch.start_finetune(task_name, config, seed_path, seed_path + ".log")
+            pruned = watch.watch(process, os.path.join(seed_path, watch.HISTORY_FILE), metric,
+                                 trial if seed == seeds[0] else None, poll_seconds, reported)
+            if pruned:
+                raise Pruned()
+            if process.returncode:
+                raise RunStopped(f"trial {trial.number}, seed {seed}: the run failed (exit "
+                                 f"status {process.returncode}{last_error(seed_path + '.log')}"
+                                 f"); its output: {seed_path}.log")
+            return read_json(os.path.join(seed_path, RESULTS_FILE))
+
+        try:
+            summary, _ = repeats.run_seeds(path, seeds, run, (split,), log)
+        except Pruned:
+            log(f"trial {trial.number}: pruned")
+            return {"state": "pruned"}
+        if metric not in summary:
+            raise ValueError(f"the {split} results have no metric {metric!r}; they have "
+                             f"{', '.join(summary)}")
+        entry = summary[metric]
+        return {"state": "complete", "value": entry["mean"], "sd": entry["sd"],
+                "values": entry["values"]}
+    return run_trial
