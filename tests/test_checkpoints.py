@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 import albert_tf
+from albert_tf import extras
 from albert_tf.backbone import AlbertBackbone
 from albert_tf.checkpoints import CheckpointError, google, hf
 from albert_tf.models.pretraining import AlbertPretrainingModel
@@ -26,7 +27,8 @@ def _check(outputs, expected, mask, heads):
 
 
 @pytest.mark.parametrize("name", ["tiny", "tiny_grouped"])
-@pytest.mark.parametrize("fmt", ["google", "hf", "keras_hub"])
+@pytest.mark.parametrize("fmt", ["google", "hf", pytest.param("keras_hub", marks=pytest.mark.skipif(
+    not extras.available("keras-hub"), reason="keras-hub presets need the keras-hub extra"))])
 def test_reference_formats_reproduce_expected(name, fmt):
     inputs, expected, folder = reference(name)
     heads = fmt != "keras_hub"  # keras-hub presets hold the backbone only

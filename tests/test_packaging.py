@@ -162,3 +162,13 @@ def test_installing_the_wheel_keeps_the_tensorflow_already_installed(wheel, tmp_
     assert planned.returncode == 0, planned.stderr[-3000:]
     installs = [item["metadata"]["name"] for item in json.loads(report.read_text())["install"]]
     assert installs == ["albert-tf"]
+
+
+def test_the_wheel_holds_every_package_and_the_configs(wheel):
+    with zipfile.ZipFile(wheel) as archive:
+        names = set(archive.namelist())
+    for folder, _, files in os.walk(os.path.join(ROOT, "albert_tf")):
+        if "__init__.py" in files:
+            package = os.path.relpath(folder, ROOT).replace(os.sep, "/")
+            assert f"{package}/__init__.py" in names, f"{package} is missing from the wheel"
+    assert "configs/models/albert_base.json" in names and "configs/finetune_recipes.json" in names
