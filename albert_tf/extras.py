@@ -15,6 +15,7 @@ EXTRAS = {
     "plots": ("matplotlib", "matplotlib"),
     "metrics": ("nltk", "nltk"),
     "keras-hub": ("keras_hub", "keras-hub"),
+    "search": ("optuna", "optuna"),
 }
 
 

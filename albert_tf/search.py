@@ -21,7 +21,7 @@ import os
 
 from absl import app, flags
 
-from albert_tf import cli
+from albert_tf import cli, extras
 from albert_tf.training import settings as settings_lib
 from albert_tf.training.settings import FinetuneSettings
 from albert_tf.tuning.settings import SETTINGS_FILE, SearchSettings
@@ -111,6 +111,7 @@ def main(argv):
     cli.quiet_tensorflow(FLAGS)
     with cli.user_errors():
         cli.check_arguments(argv, FLAGS, required=("task", "output_dir"))
+        extras.require("search", "albert-tf search")
         search = cli.settings_from_flags(SearchSettings, FLAGS)
         task = tasks.get(FLAGS.task)
         parameters = space.parse_space(search.space, FinetuneSettings)
