@@ -82,10 +82,8 @@ def resolve_settings():
     values.update(given)
     values.update(teacher=teacher_dir, task=teacher.task,
                   **student_fields(given["student"], given.get("init_from_teacher", False)))
-    if "train_steps" in given and "warmup_steps" not in given:
-        # The teacher's warmup share of its steps.
-        values["warmup_steps"] = round(teacher.warmup_steps * given["train_steps"]
-                                       / teacher.train_steps)
+    # The teacher's warmup share of its steps.
+    settings_lib.keep_warmup_share(values, given, teacher.warmup_steps, teacher.train_steps)
     return tasks.get(teacher.task), DistillSettings.from_dict(values, "flags")
 
 

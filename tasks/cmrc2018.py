@@ -114,6 +114,7 @@ class Cmrc2018Task(SquadTask):
     eval_splits = ("dev",)
     test_splits = ("test",)
     options_class = Cmrc2018Options
+    primary_metric = "f1"  # cmrc2018_evaluate.py's F1
 
     def __init__(self):
         super().__init__("cmrc2018", "1.1")
