@@ -89,9 +89,10 @@ class TrainingSettings(Settings):
     def checks(self):
         return (
             ("output_dir", bool(self.output_dir), "a folder name"),
-            # (A run given in epochs counts its updates once its data is featurized.)
+            # (Epochs and a warmup proportion become updates once the data is featurized.)
             ("warmup_steps", self.warmup_steps <= self.train_steps
-             or getattr(self, "num_epochs", None) is not None,
+             or getattr(self, "num_epochs", None) is not None
+             or getattr(self, "warmup_proportion", None) is not None,
              f"<= train_steps={self.train_steps}"),
             ("batch_size", self.batch_size % self.accumulation_steps == 0,
              f"divisible by accumulation_steps={self.accumulation_steps}"),
