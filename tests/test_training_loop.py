@@ -246,6 +246,22 @@ def test_history_keep_best_and_epochs(tmp_path):
                           for s in others)
     with open(os.path.join(settings.output_dir, "eval_results.json")) as f:
         assert json.load(f)["best"]["step"] == best["step"]
+    assert _scalars(os.path.join(settings.output_dir, "tensorboard"), "eval_dev/log_loss") == \
+        pytest.approx({e["step"]: e["log_loss"] for e in history}, abs=1e-6)
+
+
+def _scalars(folder, tag):
+    """step -> value of a TensorBoard scalar in the event files of `folder`."""
+    import tensorflow as tf
+
+    found = {}
+    for name in os.listdir(folder):
+        for record in tf.data.TFRecordDataset(os.path.join(folder, name)):
+            event = tf.compat.v1.Event.FromString(record.numpy())
+            for value in event.summary.value:
+                if value.tag == tag:
+                    found[event.step] = float(tf.make_ndarray(value.tensor))
+    return found
 
 
 class ScriptedTask(QuestionTask):
