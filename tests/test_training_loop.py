@@ -282,7 +282,8 @@ class ScriptedTask(QuestionTask):
         return {"score": self.SCRIPT[step], "examples": len(SENTENCES)}
 
 
-def test_early_stopping_stops_at_the_predicted_step_and_survives_an_interrupt(tmp_path):
+def test_early_stopping_stops_at_the_predicted_step_and_survives_an_interrupt(tmp_path,
+                                                                                capsys):
     settings = _settings(tmp_path, train_steps=12, eval_every=2, early_stopping_patience=2,
                          early_stopping_min_delta=0.05, do_eval=False)
     task = ScriptedTask(interrupt_at=6)
@@ -305,3 +306,6 @@ def test_early_stopping_stops_at_the_predicted_step_and_survives_an_interrupt(tm
     task.calls = []
     assert finetuning.run(task, settings, verbose=False)["train"]["step"] == 8
     assert task.calls == []
+    capsys.readouterr()
+    assert finetuning.report_complete(settings.output_dir)  # what rerunning the command prints
+    assert results["train"]["early_stopped"]["reason"] in capsys.readouterr().out
