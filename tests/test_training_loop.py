@@ -221,6 +221,13 @@ def test_history_keep_best_and_epochs(tmp_path):
     # 8 training sentences, 1.5 epochs in batches of 4: 3 updates, an evaluation at each.
     settings = _settings(tmp_path, num_epochs=1.5, eval_every=1,
                          keep_best=True, best_metric="log_loss", warmup_proportion=0.0)
+    # A --best_metric the task does not report is named before any update.
+    wrong = settings.replace(best_metric="f2", output_dir=str(tmp_path / "wrong"))
+    with pytest.raises(ValueError, match="best_metric 'f2' is not a result of this task's "
+                       "evaluation; it reports accuracy, examples, log_loss"):
+        finetuning.run(task, wrong, verbose=False)
+    assert not os.path.exists(tmp_path / "wrong" / "checkpoints" / "checkpoint")
+
     results = finetuning.run(task, settings, verbose=False)
     assert results["train"]["step"] == 3
     history = evaluation.read_history(os.path.join(settings.output_dir, "eval_history.jsonl"))

@@ -152,17 +152,21 @@ class Evaluator(keras.callbacks.Callback):
         best so far, or None (no --keep_best).
     chief: whether this process writes files (the history, the best model, summaries);
         every worker of a multi-worker run evaluates (prediction is collective).
+    check_metric: whether a new run first evaluates once, unrecorded, to find out
+        whether the task reports `selection.key` (a --best_metric of the user's)
+        before any training, rather than at the first evaluation.
 
     The history line of a step is written after its checkpoint, so a resumed run
     (`resume`) finds either both or a checkpoint whose line it writes itself.
     """
 
     def __init__(self, evaluate, steps, splits, epoch_of, selection, history_path,
-                 save_best=None, summary_dir=None, chief=True):
+                 save_best=None, summary_dir=None, chief=True, check_metric=False):
         super().__init__()
         self.evaluate, self.steps, self.splits = evaluate, frozenset(steps), tuple(splits)
         self.epoch_of, self.selection, self.path = epoch_of, selection, history_path
         self.save_best, self.summary_dir, self.chief = save_best, summary_dir, chief
+        self.check_metric = check_metric
         self.history = []
         self.stopped = None  # the early stop, once decided (`Selection.stop_reason`)
         self.saver = self.guard = self.progress = None
@@ -175,6 +179,8 @@ class Evaluator(keras.callbacks.Callback):
         """Takes up the history at `step` (the restored checkpoint's update): drops the
         lines of later steps, scores `step` if its line is missing. Returns the early
         stop when the history already holds one (the run is over), else None."""
+        if step == 0 and self.check_metric:
+            self.selection.value(history_entry(0, 0.0, self.evaluate(), self.splits))
         history = [e for e in read_history(self.path) if e["step"] <= step]
         if self.chief and len(history) != len(read_history(self.path)):
             write_history(self.path, history)

@@ -21,6 +21,7 @@ from albert_tf.data.features import cache_key, cached
 from albert_tf.io_utils import atomic_file
 from albert_tf.progress import Progress
 from albert_tf.checkpoints import load_tokenizer
+from albert_tf.checkpoints.weights import CheckpointError
 from albert_tf.training import engine, evaluation
 from albert_tf.training import settings as settings_lib
 from albert_tf.training.run_folder import (BEST_DIR, FEATURES_DIR, HISTORY_FILE, MODEL_DIR,
@@ -133,7 +134,8 @@ class Run:
         s = self.settings
         if not s.do_train or (s.num_epochs is None and s.warmup_proportion is None):
             return s
-        examples = len(self.features(self.task.train_split))
+        examples = (len(self.features(self.task.train_split)) if s.num_epochs is not None
+                    else None)
         scheduled = settings_lib.scheduled(s, examples)
         if scheduled != s:
             self.setup = dataclasses.replace(self.setup, settings=scheduled)
@@ -252,12 +254,16 @@ class Run:
                                             train_examples)
         if not steps:
             return None
+        selection = self.selection()
+        primary = evaluation.history_key(
+            self.task.primary_metric_for(self.task.options(s)), self.task.eval_splits)
         return evaluation.Evaluator(
             self.evaluate, steps, self.task.eval_splits,
-            lambda step: step * s.batch_size / train_examples, self.selection(),
+            lambda step: step * s.batch_size / train_examples, selection,
             os.path.join(s.output_dir, HISTORY_FILE),
             save_best=self.save_best if s.keep_best else None,
-            summary_dir=os.path.join(s.output_dir, TENSORBOARD_DIR), chief=self.setup.chief)
+            summary_dir=os.path.join(s.output_dir, TENSORBOARD_DIR), chief=self.setup.chief,
+            check_metric=selection.key != primary)
 
     def save_best(self, entry):
         """Writes the model as it is now (the best step so far) to `best/`."""
@@ -276,8 +282,9 @@ class Run:
         saved = (checkpoints.native.read_metadata(folder).get("step")
                  if checkpoints.native.is_native_dir(folder) else None)
         if best is None or saved != best["step"]:
-            raise RuntimeError(f"{folder} holds step {saved}, the best of "
-                               f"{HISTORY_FILE} is {best and best['step']}")
+            raise CheckpointError(f"{folder} holds step {saved}, but the best step of "
+                                  f"{HISTORY_FILE} is {best and best['step']}; the weights "
+                                  "of that step are gone (a folder copied in part?)")
         checkpoints.load_task_weights(self.model, checkpoints.read_checkpoint(folder))
         self.model_changed()
         return {"metric": selection.key, "step": best["step"], "epoch": best["epoch"],

@@ -229,9 +229,10 @@ def keep_warmup_share(values, given, warmup_steps, train_steps):
 def scheduled(settings, train_examples):
     """`settings` with `train_steps` and `warmup_steps` made from `num_epochs` and
     `warmup_proportion` where given, for `train_examples` training examples (the
-    training Features' length): ceil(E x examples / batch_size) updates (epochs follow
-    each other without a gap, so that many updates see E x examples), and
-    int(P x updates) of warmup, as google-research/albert's run_classifier.py counts it."""
+    training Features' length; read with `num_epochs` only): ceil(E x examples /
+    batch_size) updates (epochs follow each other without a gap, so that many
+    updates see E x examples), and int(P x updates) of warmup, as
+    google-research/albert's run_classifier.py counts it."""
     steps, warmup = settings.train_steps, settings.warmup_steps
     if settings.num_epochs is not None:
         # round(): 0.1 x 30 is 3.0000000000000004, one update too many once ceil'd.
