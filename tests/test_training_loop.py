@@ -216,6 +216,7 @@ def _restored_evaluations(task, settings, steps, tmp_path):
     return restored
 
 
+@pytest.mark.slow  # three runs' worth of model building (~20 s on 2 idle cores)
 def test_history_keep_best_and_epochs(tmp_path):
     task = ProbabilityTask()
     # 8 training sentences, 1.5 epochs in batches of 4: 3 updates, an evaluation at each.

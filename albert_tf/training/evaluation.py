@@ -19,6 +19,7 @@ The best step and early stopping are functions of the history alone
 """
 
 import dataclasses
+import json
 import math
 import os
 
@@ -74,13 +75,7 @@ def read_history(path):
 def write_history(path, entries):
     """Writes the whole history, atomically: the old file or the new one, never half."""
     with atomic_file(path, "w", encoding="utf-8", newline="\n") as f:
-        f.writelines(_json_line(entry) for entry in entries)
-
-
-def _json_line(entry):
-    import json
-
-    return json.dumps(entry, sort_keys=False) + "\n"
+        f.writelines(json.dumps(entry) + "\n" for entry in entries)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -181,8 +176,9 @@ class Evaluator(keras.callbacks.Callback):
         stop when the history already holds one (the run is over), else None."""
         if step == 0 and self.check_metric:
             self.selection.value(history_entry(0, 0.0, self.evaluate(), self.splits))
-        history = [e for e in read_history(self.path) if e["step"] <= step]
-        if self.chief and len(history) != len(read_history(self.path)):
+        written = read_history(self.path)
+        history = [e for e in written if e["step"] <= step]
+        if self.chief and len(history) != len(written):
             write_history(self.path, history)
         self.history = history
         if step in self.steps and not any(e["step"] == step for e in history):
