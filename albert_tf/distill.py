@@ -34,7 +34,10 @@ cli.define_flags(DistillSettings, unset=settings_lib.RECIPE_FIELDS + ("data_dir"
 # What a student does not take from its teacher's run: where it goes, what
 # it starts from, and this machine's choices.
 NOT_INHERITED = ("output_dir", "init_checkpoint", "model", "vocab_file", "strategy", "tpu",
-                 "precision", "xla", "export", "do_predict")
+                 "precision", "xla", "export", "do_predict",
+                 # How the teacher's run was watched is not the student's recipe.
+                 "eval_every", "keep_best", "best_metric", "early_stopping_patience",
+                 "early_stopping_min_delta")
 
 
 def student_fields(student, init_from_teacher):
@@ -82,10 +85,8 @@ def resolve_settings():
     values.update(given)
     values.update(teacher=teacher_dir, task=teacher.task,
                   **student_fields(given["student"], given.get("init_from_teacher", False)))
-    if "train_steps" in given and "warmup_steps" not in given:
-        # The teacher's warmup share of its steps.
-        values["warmup_steps"] = round(teacher.warmup_steps * given["train_steps"]
-                                       / teacher.train_steps)
+    # The teacher's warmup share of its steps.
+    settings_lib.keep_warmup_share(values, given, teacher.warmup_steps, teacher.train_steps)
     return tasks.get(teacher.task), DistillSettings.from_dict(values, "flags")
 
 

@@ -79,6 +79,10 @@ def resolve_settings(base=None, overrides=None):
         raise ValueError(f"--task is required (known tasks: {', '.join(tasks.names())})")
     task = tasks.get(FLAGS.task)
     merged = dict(base or {})
+    for pair in settings_lib.ALTERNATIVES:  # --demo's train_steps yields to --num_epochs
+        for one, other in (pair, pair[::-1]):
+            if one in given:
+                merged.pop(other, None)
     options = {**merged.get("task_options", {}), **given.get("task_options", {})}
     merged.update(given)
     if options:

@@ -68,15 +68,21 @@ def redefault(cls, name, default):
 
 
 def value_type(field):
-    """`(type, optional)` of a field: `int | None` -> `(int, True)`."""
+    """`(type, optional)` of a field: `int | None` -> `(int, True)`; a union of
+    several types gives them as a tuple: `int | str | None` -> `((int, str), True)`
+    (its flag is a string flag, its value checked by the field's rule)."""
     annotation = field.type
     if isinstance(annotation, types.UnionType) or typing.get_origin(annotation) is typing.Union:
         args = [a for a in typing.get_args(annotation) if a is not type(None)]
-        return args[0], True
+        optional = len(args) < len(typing.get_args(annotation))
+        return (args[0] if len(args) == 1 else tuple(args)), optional
     return annotation, False
 
 
 def _type_error(kind, value):
+    if isinstance(kind, tuple):  # a union: any of its types (the rule says what is meant)
+        wants = [_type_error(k, value) for k in kind]
+        return None if None in wants else " or ".join(wants)
     if kind is bool:
         return None if isinstance(value, bool) else "true or false"
     if kind is int:

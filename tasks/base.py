@@ -6,6 +6,8 @@ import os
 
 from albert_tf.config import read_json
 
+# The words of metric names for which lower is better.
+LOWER_IS_BETTER = {"loss", "mse", "mae", "rmse", "error", "perplexity"}
 RECIPES_FILE = os.path.join(os.path.dirname(os.path.dirname(__file__)), "configs",
                             "finetune_recipes.json")
 
@@ -80,6 +82,20 @@ class Task(abc.ABC):
     options_class = None
     # The package extras (`albert_tf.extras.EXTRAS`) its evaluation needs.
     extras = ()
+    # The metric that ranks steps and runs (--keep_best, early stopping, seeds,
+    # search): a key of what `evaluate` returns for the first of `eval_splits`.
+    primary_metric = None
+
+    def primary_metric_for(self, options):
+        """The primary metric under the task's options (`self.options(settings)`):
+        `primary_metric` unless the options change what `evaluate` reports."""
+        return self.primary_metric
+
+    def greater_is_better(self, metric_name):
+        """Whether a higher `metric_name` is better: accuracy, F1, correlations yes;
+        losses and errors (`mse`, `baseline_mse`, `dev/loss`) no."""
+        words = metric_name.rsplit("/", 1)[-1].lower().split("_")
+        return not set(words) & LOWER_IS_BETTER
 
     @property
     def recipe(self):
@@ -131,6 +147,10 @@ class Task(abc.ABC):
         `features(split)`, `outputs(split)` (model outputs, cached),
         `settings` and `output_dir`.
         """
+
+    def model_changed(self, run):
+        """Forgets what the task derived from the run's model outputs (training
+        changed its weights since); nothing by default."""
 
     @abc.abstractmethod
     def write_predictions(self, run, split):

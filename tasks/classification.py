@@ -34,6 +34,7 @@ class GlueTask(Task):
     def __init__(self, spec):
         self.spec = spec
         self.name = spec.name
+        self.primary_metric = spec.primary
         self.eval_splits = tuple(spec.eval_splits)
         self.test_splits = tuple(spec.test_splits)
 

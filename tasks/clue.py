@@ -228,6 +228,7 @@ class ClueTask(Task):
     def __init__(self, spec):
         self.spec = spec
         self.name = spec.name
+        self.primary_metric = "accuracy"
         self._ids = {label: i for i, label in enumerate(spec.labels)}
 
     def read_examples(self, data_dir, split, options=None):

@@ -115,6 +115,7 @@ class Cmrc2018Task(SquadTask):
     test_splits = ("test",)
     options_class = Cmrc2018Options
     extras = ("metrics",)  # the official scorer splits English words with NLTK
+    primary_metric = "f1"  # cmrc2018_evaluate.py's F1
 
     def __init__(self):
         super().__init__("cmrc2018", "1.1")

@@ -133,6 +133,7 @@ class MultipleChoiceTask(Task):
 
     fill_blank = False
     options_class = ChoiceOptions
+    primary_metric = "accuracy"
 
     def featurize(self, examples, tokenizer, settings, split):
         arrays, lengths = encode_choices(examples, tokenizer, settings.max_seq_length,

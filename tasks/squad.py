@@ -83,6 +83,7 @@ class SquadTask(Task):
     eval_splits = ("dev",)
     test_splits = ()
     options_class = SquadOptions
+    primary_metric = "f1"  # evaluate-v1.1.py's and evaluate-v2.0.py's F1
 
     def __init__(self, name, version):
         self.name, self.version = name, version

@@ -67,6 +67,11 @@ class TextTask(Task):
 
     def __init__(self, name, regression):
         self.name, self.regression = name, regression
+        # The loss the regression head minimises; the exact choice of multi-class runs.
+        self.primary_metric = "mse" if regression else "accuracy"
+
+    def primary_metric_for(self, options):
+        return "micro_f1" if self.kind(options) == data.MULTI_LABEL else self.primary_metric
 
     def kind(self, options):
         if self.regression:
@@ -225,6 +230,9 @@ class TextTask(Task):
             source = f"{HELDOUT_SOURCE} ({len(targets)})"
         run.model.threshold, run.model.threshold_source = threshold, source
         return threshold, source
+
+    def model_changed(self, run):
+        run.model.threshold_source = ""  # chosen again on the held-out rows
 
     def evaluate(self, run, split):
         options = self.options(run.settings)

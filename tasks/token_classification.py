@@ -69,6 +69,7 @@ def _file_tags(examples):
 class TokenClassificationTask(Task):
     name = "token_classification"
     options_class = TokenOptions
+    primary_metric = "f1"  # entity-level micro F1 (conlleval's)
 
     def __init__(self):
         self._train = {}  # training file (path, size, mtime) -> its tag list

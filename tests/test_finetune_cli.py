@@ -1,3 +1,4 @@
+import json
 import os
 
 import pytest
@@ -14,7 +15,9 @@ def test_helpfull_documents_every_flag():
     assert "Traceback" not in result.stderr  # absl exits with 1 after help
     for flag in ("--task", "--init_checkpoint", "--strategy", "--precision", "--xla",
                  "--accumulation_steps", "--checkpoint_every", "--demo", "--doc_stride",
-                 "--[no]recompute", "--seeds", "--kfold"):
+                 "--[no]recompute", "--num_epochs", "--warmup_proportion", "--eval_every",
+                 "--[no]keep_best", "--best_metric", "--early_stopping_patience",
+                 "--early_stopping_min_delta", "--seeds", "--kfold"):
         assert flag in result.stdout
 
 
@@ -75,6 +78,27 @@ def test_resuming_with_other_settings_is_refused(tmp_path):
     result = cli.run(MODULE, *cli.rte_args(out, model, "--train_steps=5"))
     assert "holds a run with other settings (train_steps: saved 4, given 5)" in \
         cli.one_line_error(result)
+
+
+def test_epochs_evaluation_while_training_and_the_best_step(tmp_path):
+    out = tmp_path / "run"
+    args = [a for a in cli.rte_args(out, cli.tiny_model(tmp_path))
+            if not a.startswith(("--train_steps", "--warmup_steps", "--log_every"))]
+    result = cli.run(MODULE, *args, "--num_epochs=6", "--eval_every=epoch", "--keep_best",
+                     "--log_every=1")
+    assert result.returncode == 0, result.stderr[-3000:]
+    # RTE's fixture has 2 training pairs: 6 epochs in batches of 4 are 3 updates.
+    assert "train: 6.0 epochs of 2 examples = 3 updates of 4" in result.stdout
+    assert "step 1/3  loss " in result.stdout and "dev_accuracy " in result.stdout
+    with open(out / "eval_history.jsonl") as f:
+        history = [json.loads(line) for line in f]
+    assert [(e["step"], e["epoch"]) for e in history] == [(1, 2.0), (2, 4.0), (3, 6.0)]
+    first = cli.results(out)
+    best = max(history, key=lambda e: e["accuracy"])  # the earliest of equals
+    assert first["best"] == {"metric": "accuracy", "step": best["step"], "epoch": best["epoch"],
+                             "value": best["accuracy"]}
+    assert first["dev"]["accuracy"] == best["accuracy"] and first["train"]["step"] == 3
+    assert f"best: step {best['step']} (epoch {best['epoch']}), accuracy=" in result.stdout
 
 
 @pytest.mark.slow  # a minute of CI; the slow tier (make test-all) runs it

@@ -68,7 +68,8 @@ class CheckpointSaver(keras.callbacks.Callback):
         self.guard = guard
         self.last_saved = None
 
-    def _save(self):
+    def save(self):
+        """Saves the current step (once), unless training diverged."""
         step = update_step(self.model)
         if self.guard.diverged is None and step != self.last_saved:
             self.manager.save(checkpoint_number=step)
@@ -76,10 +77,10 @@ class CheckpointSaver(keras.callbacks.Callback):
 
     def on_train_batch_end(self, batch, logs=None):
         if update_step(self.model) % self.every == 0:
-            self._save()
+            self.save()
 
     def on_train_end(self, logs=None):
-        self._save()
+        self.save()
 
 
 class ProgressLogger(keras.callbacks.Callback):
@@ -100,6 +101,7 @@ class ProgressLogger(keras.callbacks.Callback):
         self.bar = None
         self.first = None  # (step, time) after the first step
         self.final_throughput = 0.0
+        self.last_eval = {}  # the latest evaluation while training, shown on the line
 
     def on_train_begin(self, logs=None):
         if self.verbose and sys.stdout.isatty():
@@ -121,9 +123,11 @@ class ProgressLogger(keras.callbacks.Callback):
         values = {k: float(keras.ops.convert_to_numpy(v).ravel()[0])
                   for k, v in (logs or {}).items()}
         if self.bar is not None:
-            self.bar.update(step, [*values.items(), ("ex/s", self.throughput())])
+            self.bar.stateful_metrics.update(self.last_eval)  # shown as is, not averaged
+            self.bar.update(step, [*values.items(), *self.last_eval.items(),
+                                   ("ex/s", self.throughput())])
         elif self.verbose and step % self.every == 0:
-            shown = "  ".join(f"{k} {v:.4f}" for k, v in values.items())
+            shown = "  ".join(f"{k} {v:.4f}" for k, v in {**values, **self.last_eval}.items())
             rate = self.throughput()
             eta = ((self.total_steps - step) * self.examples_per_step / rate) if rate else 0
             print(f"step {step}/{self.total_steps}  {shown}  {rate:.1f} examples/s  "

@@ -9,6 +9,7 @@ import contextlib
 import logging
 import os
 import signal
+import weakref
 
 import keras
 import numpy as np
@@ -93,7 +94,8 @@ def planned_dataset(strategy, features, settings, batch_length):
     return lambda start: distributed_dataset(strategy, features, plan, batch_length, start)
 
 
-def train(model, strategy, make_dataset, settings, output_dir, verbose=True, worker=None):
+def train(model, strategy, make_dataset, settings, output_dir, verbose=True, worker=None,
+          evaluator=None):
     """Trains `model` (compiled, with its optimizer) for `settings.train_steps`.
 
     Resumes from the newest checkpoint in `output_dir/checkpoints`.
@@ -108,6 +110,10 @@ def train(model, strategy, make_dataset, settings, output_dir, verbose=True, wor
     ops), but only the chief into `output_dir`; the others save into their
     own scratch folder and all restore from the chief's.
 
+    evaluator: an `albert_tf.training.evaluation.Evaluator` (evaluation while
+    training, early stopping), or None. A run it stopped early is over: resumed,
+    it trains no further. The result then holds `early_stopped` (its reason).
+
     Raises:
         TrainingDiverged: the loss became NaN/inf or exploded.
     """
@@ -120,20 +126,30 @@ def train(model, strategy, make_dataset, settings, output_dir, verbose=True, wor
         print(f"resumed from step {start} of {settings.train_steps}", flush=True)
     micro_total = settings.train_steps * accumulation
     micro_start = micro_batches_done(model.optimizer) if start else 0
-    if micro_start >= micro_total:
-        return {"step": start, "resumed_from": start}
-    dataset = make_dataset(micro_start)
     guard = DivergenceGuard(settings.divergence_factor)
     progress = ProgressLogger(settings.train_steps, settings.batch_size,
                               os.path.join(output_dir, TENSORBOARD_DIR) if worker is None
                               else None,
                               every=settings.log_every, verbose=verbose and worker is None)
     saver = CheckpointSaver(manager, settings.checkpoint_every, guard)
+    callbacks = [PerStepLoss(), guard, saver, progress]
+    stopped = None
+    if evaluator is not None:
+        evaluator.attach(saver, guard, progress)
+        callbacks.insert(3, evaluator)  # after the checkpoint, before the progress line
+        try:
+            stopped = evaluator.resume(start)
+        except KeyboardInterrupt:
+            raise TrainingInterrupted(f"interrupted while evaluating step {start}; run the "
+                                      "same command again to resume") from None
+    if micro_start >= micro_total or stopped is not None:
+        return {"step": start, "resumed_from": start,
+                **({"early_stopped": stopped} if stopped else {})}
+    dataset = make_dataset(micro_start)
     try:
         with _sigterm_as_interrupt():
             model.fit(dataset, epochs=1, steps_per_epoch=micro_total - micro_start,
-                      callbacks=[PerStepLoss(), guard, saver, progress], verbose=0,
-                      shuffle=False)
+                      callbacks=callbacks, verbose=0, shuffle=False)
     except KeyboardInterrupt:
         raise _interrupted(model, strategy, saver, settings.train_steps) from None
     if guard.diverged is not None:
@@ -142,8 +158,11 @@ def train(model, strategy, make_dataset, settings, output_dir, verbose=True, wor
             f"training diverged at step {step} (loss {loss:.4g}); the last good checkpoint is "
             f"{manager.latest_checkpoint or 'none (nothing was saved yet)'}. Lower "
             "--learning_rate, raise --warmup_steps or use --precision=fp32")
-    return {"step": settings.train_steps, "resumed_from": start,
-            "train_examples_per_second": progress.final_throughput}
+    result = {"step": update_step(model), "resumed_from": start,
+              "train_examples_per_second": progress.final_throughput}
+    if evaluator is not None and evaluator.stopped is not None:
+        result["early_stopped"] = evaluator.stopped
+    return result
 
 
 @contextlib.contextmanager
@@ -188,6 +207,30 @@ def _pad_to(array, length, fill):
     return np.pad(array, pad, constant_values=fill)
 
 
+# model -> (strategy, its traced prediction step): evaluation while training
+# predicts many times with one model, and each new tf.function traces again.
+_PREDICTION_STEPS = weakref.WeakKeyDictionary()
+
+
+def _prediction_step(model, strategy):
+    cached = _PREDICTION_STEPS.get(model)
+    if cached is not None and cached[0] is strategy:
+        return cached[1]
+
+    @tf.function(reduce_retracing=True)
+    def step(inputs):
+        def replica_fn(inputs):
+            outputs = dict(model(inputs, training=False))
+            outputs["example_index"] = inputs["example_index"]
+            return outputs
+
+        per_replica = strategy.run(replica_fn, args=(inputs,))
+        return {k: strategy.gather(v, axis=0) for k, v in per_replica.items()}
+
+    _PREDICTION_STEPS[model] = (strategy, step)
+    return step
+
+
 def predict(model, strategy, features, batch_size, batch_length, progress=None):
     """Model outputs for every example of `features`, in example order.
 
@@ -205,17 +248,7 @@ def predict(model, strategy, features, batch_size, batch_length, progress=None):
     """
     batches = eval_batches(features.lengths, batch_size)
     dataset = distributed_dataset(strategy, features, batches, batch_length)
-
-    @tf.function(reduce_retracing=True)
-    def step(inputs):
-        def replica_fn(inputs):
-            outputs = dict(model(inputs, training=False))
-            outputs["example_index"] = inputs["example_index"]
-            return outputs
-
-        per_replica = strategy.run(replica_fn, args=(inputs,))
-        return {k: strategy.gather(v, axis=0) for k, v in per_replica.items()}
-
+    step = _prediction_step(model, strategy)
     token_outputs = getattr(model, "token_outputs", ())
     collected = {}
     for batch, (inputs, _) in zip(batches, dataset):

@@ -6,6 +6,7 @@
 and prediction files; this module supplies everything generic.
 """
 
+import dataclasses
 import json
 import logging
 import os
@@ -20,8 +21,11 @@ from albert_tf.data.features import cache_key, cached
 from albert_tf.io_utils import atomic_file
 from albert_tf.progress import Progress
 from albert_tf.checkpoints import load_tokenizer
-from albert_tf.training import engine
-from albert_tf.training.run_folder import FEATURES_DIR, MODEL_DIR, RESULTS_FILE, SETTINGS_FILE
+from albert_tf.checkpoints.weights import CheckpointError
+from albert_tf.training import engine, evaluation
+from albert_tf.training import settings as settings_lib
+from albert_tf.training.run_folder import (BEST_DIR, FEATURES_DIR, HISTORY_FILE, MODEL_DIR,
+                                           RESULTS_FILE, SETTINGS_FILE, TENSORBOARD_DIR)
 from albert_tf.training.settings import DEFAULT_MODEL
 from albert_tf.training.setup import start_run
 
@@ -73,9 +77,11 @@ def build_model(task, settings, policy, config, checkpoint, head=None):
 
 
 def splits_to_read(task, settings):
-    """The splits a run reads: train to train, dev to evaluate, test to predict."""
+    """The splits a run reads: train to train, dev to evaluate (at the end, or
+    while training), test to predict."""
+    evaluates = settings.do_eval or (settings.do_train and settings.eval_every is not None)
     return ([task.train_split] if settings.do_train else []) + \
-        (list(task.eval_splits) if settings.do_eval else []) + \
+        (list(task.eval_splits) if evaluates else []) + \
         (list(task.test_splits) if settings.do_predict else [])
 
 
@@ -109,6 +115,7 @@ class Run:
         self.settings = settings = self.setup.settings
         if verbose and self.setup.chief:
             print(f"device: {self.setup.describe()}", flush=True)
+        self.settings = settings = self._schedule()
         self.strategy = self.setup.strategy
         with self.strategy.scope():
             self.model = build_model(task, settings, self.setup.policy, config, checkpoint,
@@ -122,6 +129,25 @@ class Run:
             buckets = [settings.max_seq_length]
         self.batch_length = lambda lengths: padded_length(
             lengths, settings.max_seq_length, buckets=buckets)
+
+    def _schedule(self):
+        """The settings with the run's length in updates (`settings.scheduled`: from
+        --num_epochs, counted in the training Features, and --warmup_proportion),
+        saved once known; the line that says it."""
+        s = self.settings
+        if not s.do_train or (s.num_epochs is None and s.warmup_proportion is None):
+            return s
+        examples = (len(self.features(self.task.train_split)) if s.num_epochs is not None
+                    else None)
+        scheduled = settings_lib.scheduled(s, examples)
+        if scheduled != s:
+            self.setup = dataclasses.replace(self.setup, settings=scheduled)
+            if self.setup.chief:
+                scheduled.save(os.path.join(s.output_dir, SETTINGS_FILE))
+        if s.num_epochs is not None and self._reporting():
+            print(f"train: {s.num_epochs} epochs of {examples:,} examples = "
+                  f"{scheduled.train_steps:,} updates of {s.batch_size}", flush=True)
+        return scheduled
 
     def make_tokenizer(self):
         """The run's host tokenizer."""
@@ -202,6 +228,71 @@ class Run:
     def _reporting(self):
         return self.verbose and self.setup.chief
 
+    def model_changed(self):
+        """Forgets the outputs of the model's earlier weights (and what the task
+        derived from them): training or a restore changed them."""
+        self._outputs.clear()
+        self.task.model_changed(self)
+
+    def evaluate(self):
+        """split -> the task's metrics of the model as it is now, for every dev split."""
+        self.model_changed()
+        results = {split: self.task.evaluate(self, split) for split in self.task.eval_splits}
+        self.model_changed()  # those outputs are of this step only
+        return results
+
+    def selection(self):
+        """The `evaluation.Selection` of --best_metric (default: the task's primary
+        metric, in the direction the task declares) and early stopping."""
+        s = self.settings
+        metric = s.best_metric or self.task.primary_metric_for(self.task.options(s))
+        key = evaluation.history_key(metric, self.task.eval_splits)
+        return evaluation.Selection(key, self.task.greater_is_better(key),
+                                    s.early_stopping_patience, s.early_stopping_min_delta)
+
+    def evaluator(self, train_examples):
+        """The `evaluation.Evaluator` of --eval_every, or None."""
+        s = self.settings
+        steps = evaluation.evaluation_steps(s.eval_every, s.train_steps, s.batch_size,
+                                            train_examples)
+        if not steps:
+            return None
+        selection = self.selection()
+        primary = evaluation.history_key(
+            self.task.primary_metric_for(self.task.options(s)), self.task.eval_splits)
+        return evaluation.Evaluator(
+            self.evaluate, steps, self.task.eval_splits,
+            lambda step: step * s.batch_size / train_examples, selection,
+            os.path.join(s.output_dir, HISTORY_FILE),
+            save_best=self.save_best if s.keep_best else None,
+            summary_dir=os.path.join(s.output_dir, TENSORBOARD_DIR), chief=self.setup.chief,
+            check_metric=selection.key != primary)
+
+    def save_best(self, entry):
+        """Writes the model as it is now (the best step so far) to `best/`."""
+        if self.setup.chief:
+            save_finetuned(self.model, self.task, self.saved_settings(),
+                           os.path.join(self.output_dir, BEST_DIR), self.tokenizer,
+                           extra={"step": entry["step"]})
+
+    def restore_best(self):
+        """Loads the weights of the best evaluated step (`best/`) into the model;
+        returns `{"metric", "step", "epoch", "value"}`."""
+        selection = self.selection()
+        history = evaluation.read_history(os.path.join(self.output_dir, HISTORY_FILE))
+        best = selection.best(history)
+        folder = os.path.join(self.output_dir, BEST_DIR)
+        saved = (checkpoints.native.read_metadata(folder).get("step")
+                 if checkpoints.native.is_native_dir(folder) else None)
+        if best is None or saved != best["step"]:
+            raise CheckpointError(f"{folder} holds step {saved}, but the best step of "
+                                  f"{HISTORY_FILE} is {best and best['step']}; the weights "
+                                  "of that step are gone (a folder copied in part?)")
+        checkpoints.load_task_weights(self.model, checkpoints.read_checkpoint(folder))
+        self.model_changed()
+        return {"metric": selection.key, "step": best["step"], "epoch": best["epoch"],
+                "value": selection.value(best)}
+
     def outputs(self, split):
         """The model's outputs on every example of a split (cached until trained again)."""
         if split not in self._outputs:
@@ -217,9 +308,10 @@ class Run:
         make_dataset = engine.planned_dataset(self.strategy, features, self.settings,
                                               self.batch_length)
         result = engine.train(self.trainee, self.strategy, make_dataset, self.settings,
-                              self.settings.output_dir, verbose, self.setup.worker)
-        self._outputs.clear()
-        trained = self.settings.train_steps * self.settings.batch_size
+                              self.settings.output_dir, verbose, self.setup.worker,
+                              self.evaluator(len(features)))
+        self.model_changed()
+        trained = result["step"] * self.settings.batch_size
         return {**result, "examples": trained, "train_set_examples": len(features),
                 "epochs": round(trained / max(len(features), 1), 2)}
 
@@ -235,15 +327,21 @@ def print_results(results):
     such as per-class scores and confusion matrices are in the results file),
     and a reference model's (`Run.reference_results`, e.g. a teacher's)."""
     for split, values in results.items():
-        if split in ("train", "predictions") or not isinstance(values, dict):
+        if split in ("train", "predictions", "best") or not isinstance(values, dict):
             continue
         if values and all(isinstance(v, dict) for v in values.values()):  # a reference's splits
             for inner, metrics in values.items():
                 print(_metric_line(f"{split} {inner}", metrics))
         else:
             print(_metric_line(split, values))
+    if "best" in results:
+        best = results["best"]
+        print(f"best: step {best['step']} (epoch {best['epoch']}), {best['metric']}="
+              f"{best['value']:.4f}; its weights are the model's (--keep_best)")
     if "train" in results:
         train = results["train"]
+        if "early_stopped" in train:
+            print(train["early_stopped"]["reason"])
         print(f"train: {train['step']} steps, {train.get('examples', 0)} examples "
               f"({train.get('epochs', 0)} epochs of {train.get('train_set_examples', 0)}), "
               f"{train.get('train_examples_per_second', 0):.1f} examples/s")
@@ -295,6 +393,8 @@ def run(task, settings, verbose=True, make_run=Run):
         results.update(current.reference_results())
     if settings.do_train:
         results["train"] = current.train(verbose)
+        if settings.keep_best:
+            results["best"] = current.restore_best()
     if settings.do_eval:
         for split in task.eval_splits:
             results[split] = task.evaluate(current, split)
@@ -308,10 +408,11 @@ def run(task, settings, verbose=True, make_run=Run):
     return results
 
 
-def save_finetuned(model, task, settings, directory, tokenizer):
+def save_finetuned(model, task, settings, directory, tokenizer, extra=None):
     """Writes a fine-tuned model folder (what `tasks.finetuned.load_finetuned` reads):
     the weights with the task head, the task, the run's settings (a
-    `FinetuneSettings`) and the tokenizer's vocabulary."""
+    `FinetuneSettings`), the tokenizer's vocabulary and `extra` metadata."""
     return checkpoints.save_pretrained(
         model, directory, tokenizer=tokenizer,
-        extra={"task": task.name, "head": model.head_config(), "settings": settings.to_dict()})
+        extra={**(extra or {}), "task": task.name, "head": model.head_config(),
+               "settings": settings.to_dict()})

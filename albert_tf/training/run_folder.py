@@ -5,6 +5,8 @@
                  tensorboard/          scalars
                  features/             featurized splits, cached
                  eval_results.json     metrics (pretraining: pretrain_results.json)
+                 eval_history.jsonl    the evaluations while training, one JSON object each
+                 best/                 with --keep_best: the best evaluated step's model folder
                  model/                the result, in albert_tf's format with its vocabulary
                  export/<version>/     SavedModels for TF Serving
 """
@@ -16,6 +18,8 @@ CHECKPOINT_DIR = "checkpoints"
 TENSORBOARD_DIR = "tensorboard"
 FEATURES_DIR = "features"
 RESULTS_FILE = "eval_results.json"
+HISTORY_FILE = "eval_history.jsonl"
+BEST_DIR = "best"
 MODEL_DIR = "model"
 EXPORT_DIR = "export"
 # What tf.train.CheckpointManager writes once a checkpoint is complete.

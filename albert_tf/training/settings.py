@@ -15,11 +15,12 @@ resumed run reads back.
 """
 
 import dataclasses
+import math
 import os
 
 from albert_tf.config import read_json
-from albert_tf.settings import (NON_NEGATIVE, POSITIVE, POSITIVE_REAL, PROBABILITY, Settings,
-                                setting)
+from albert_tf.settings import (CLOSED_PROBABILITY, NON_NEGATIVE, POSITIVE, POSITIVE_REAL,
+                                PROBABILITY, Rule, Settings, setting)
 
 from albert_tf.training.run_folder import SETTINGS_FILE, has_progress  # noqa: F401
 STRATEGIES = ("auto", "one_device", "mirrored", "multi_worker", "tpu")
@@ -29,6 +30,10 @@ OPTIMIZERS = ("adamw", "lamb")
 DEFAULT_MODEL = "albert_base"
 RECIPE_FIELDS = ("learning_rate", "batch_size", "train_steps", "warmup_steps",
                  "max_seq_length", "dropout", "classifier_dropout")
+# Two ways to give one quantity: (one, other); giving both is an error.
+ALTERNATIVES = (("num_epochs", "train_steps"), ("warmup_proportion", "warmup_steps"))
+EVAL_EVERY = Rule(lambda v: v == "epoch" or (isinstance(v, int) and v >= 1),
+                  "a number of updates >= 1 or 'epoch'")
 # Names of settings in files written before they were renamed: old -> new.
 RENAMED = {"spm_model": "vocab_file"}
 
@@ -84,7 +89,10 @@ class TrainingSettings(Settings):
     def checks(self):
         return (
             ("output_dir", bool(self.output_dir), "a folder name"),
-            ("warmup_steps", self.warmup_steps <= self.train_steps,
+            # (Epochs and a warmup proportion become updates once the data is featurized.)
+            ("warmup_steps", self.warmup_steps <= self.train_steps
+             or getattr(self, "num_epochs", None) is not None
+             or getattr(self, "warmup_proportion", None) is not None,
              f"<= train_steps={self.train_steps}"),
             ("batch_size", self.batch_size % self.accumulation_steps == 0,
              f"divisible by accumulation_steps={self.accumulation_steps}"),
@@ -116,10 +124,47 @@ class FinetuneSettings(TrainingSettings):
     eval_batch_size: int = setting(64, "Global eval batch size.", rule=POSITIVE)
     task_options: dict = setting({}, "The task's own options (e.g. SQuAD's doc_stride).",
                                  flag=False)
+    # The length of training in epochs, and evaluation while training.
+    num_epochs: float | None = setting(
+        None, "Train for this many passes over the training examples as the task counts them "
+        "(SQuAD windows, multiple-choice questions): ceil(E x examples / batch_size) updates; "
+        "instead of --train_steps.", rule=POSITIVE_REAL)
+    warmup_proportion: float | None = setting(
+        None, "Linear warmup as a share of the updates (int(P x updates)); instead of "
+        "--warmup_steps.", rule=CLOSED_PROBABILITY)
+    eval_every: int | str | None = setting(
+        None, "Score the dev split(s) every N updates, or at the end of each epoch ('epoch'), "
+        "and at the last update; each result is a line of eval_history.jsonl.",
+        rule=EVAL_EVERY)
+    keep_best: bool = setting(
+        False, "Keep the weights of the best evaluated step (by --best_metric) as model/ "
+        "(needs --eval_every).")
+    best_metric: str | None = setting(
+        None, "The metric --keep_best and early stopping compare (default: the task's primary "
+        "metric; with several dev splits, SPLIT/METRIC or a metric of the first).")
+    early_stopping_patience: int | None = setting(
+        None, "Stop after this many evaluations without an improvement of at least "
+        "--early_stopping_min_delta (needs --eval_every).", rule=POSITIVE)
+    early_stopping_min_delta: float = setting(
+        0.0, "The least change of --best_metric that counts as an improvement.",
+        rule=NON_NEGATIVE)
+
+    def __post_init__(self):
+        # A flag gives "200" as text: the number of updates it means.
+        if isinstance(self.eval_every, str) and self.eval_every.strip().isdigit():
+            object.__setattr__(self, "eval_every", int(self.eval_every))
+        super().__post_init__()
 
     def checks(self):
         return (*super().checks(),
                 ("task", bool(self.task), "a task name"),
+                (self.eval_every is not None or not self.keep_best,
+                 "keep_best needs eval_every (the steps whose weights are compared)"),
+                (self.eval_every is not None or self.early_stopping_patience is None,
+                 "early_stopping_patience needs eval_every (it counts evaluations)"),
+                (self.best_metric is None or self.keep_best
+                 or self.early_stopping_patience is not None,
+                 "best_metric is read by keep_best and early_stopping_patience; give one"),
                 (not (self.recompute and self.dropout),
                  "recompute needs dropout=0 (a recomputed layer would draw new dropout masks), "
                  f"got dropout={self.dropout}"))
@@ -135,8 +180,9 @@ AUTO_RESOLVED = ("precision", "xla")
 def resolve(task, overrides, config_file=None):
     """Settings for `task`: defaults, its recipe, `config_file`, then `overrides`.
 
-    A `train_steps` given without `warmup_steps` keeps the recipe's warmup share
-    (e.g. RTE's 200 of 800 steps: 25 of 100).
+    A `train_steps` or `num_epochs` given without `warmup_steps` or
+    `warmup_proportion` keeps the recipe's warmup share (e.g. RTE's 200 of 800
+    steps: 25 of 100); `keep_warmup_share`.
 
     Args:
         task: the registered task (its `recipe` supplies the recipe fields).
@@ -152,12 +198,49 @@ def resolve(task, overrides, config_file=None):
                                     "output_dir": "x"}, config_file)
         given = {**from_file, **given}
     values.update(given)
-    if "train_steps" in given and "warmup_steps" not in given:
-        # The recipe's warmup is a share of its steps: keep the share.
-        values["warmup_steps"] = round(recipe.warmup_steps * values["train_steps"]
-                                       / recipe.train_steps)
+    keep_warmup_share(values, given, recipe.warmup_steps, recipe.train_steps)
     values["task"] = task.name
     return FinetuneSettings.from_dict(values)
+
+
+def keep_warmup_share(values, given, warmup_steps, train_steps):
+    """Completes `values` (the settings of a new run; `given`: those set explicitly)
+    whose source (a task's recipe, a teacher's run) trains `train_steps` updates with
+    `warmup_steps` of warmup: a run length given another way keeps the source's warmup
+    share, and a quantity given one way drops the source's other way (`ALTERNATIVES`).
+
+    Raises:
+        ValueError: both ways of one quantity were given.
+    """
+    for one, other in ALTERNATIVES:
+        if given.get(one) is not None and given.get(other) is not None:
+            raise ValueError(f"give --{one} or --{other}, not both")
+        if given.get(other) is not None:
+            values[one] = None
+    if given.get("warmup_steps") is not None or given.get("warmup_proportion") is not None:
+        return
+    if given.get("num_epochs") is not None:
+        # The number of updates is known once the training split is featurized.
+        values["warmup_proportion"] = warmup_steps / train_steps
+    elif given.get("train_steps") is not None:
+        values["warmup_steps"] = round(warmup_steps * values["train_steps"] / train_steps)
+
+
+def scheduled(settings, train_examples):
+    """`settings` with `train_steps` and `warmup_steps` made from `num_epochs` and
+    `warmup_proportion` where given, for `train_examples` training examples (the
+    training Features' length; read with `num_epochs` only): ceil(E x examples /
+    batch_size) updates (epochs follow each other without a gap, so that many
+    updates see E x examples), and int(P x updates) of warmup, as
+    google-research/albert's run_classifier.py counts it."""
+    steps, warmup = settings.train_steps, settings.warmup_steps
+    if settings.num_epochs is not None:
+        # round(): 0.1 x 30 is 3.0000000000000004, one update too many once ceil'd.
+        steps = max(1, math.ceil(round(settings.num_epochs * train_examples, 6)
+                                 / settings.batch_size))
+    if settings.warmup_proportion is not None:
+        warmup = int(settings.warmup_proportion * steps)
+    return settings.replace(train_steps=steps, warmup_steps=warmup)
 
 
 def settings_path(output_dir, file_name=SETTINGS_FILE):
@@ -190,6 +273,10 @@ def resume_conflicts(saved, given):
         if name in RESUMABLE or name == "output_dir":
             continue
         old = getattr(saved, name)
+        try:  # as the settings hold it (a flag's "200" is eval_every 200)
+            value = getattr(saved.replace(**{name: value}), name)
+        except (ValueError, TypeError):
+            pass
         if name in AUTO_RESOLVED and value == "auto":
             continue
         if name == "task_options":  # only the options given now are compared

@@ -1,0 +1,319 @@
+"""The fine-tuning loop: epochs, evaluation while training, the best step, early stopping.
+
+The runs here fine-tune a tiny model on test_task_plugin's toy task (is a
+sentence a question?) in-process, a few updates each.
+"""
+
+import json
+import os
+import types
+
+import numpy as np
+import pytest
+from conftest import FIXTURES
+from safetensors.numpy import load_file
+
+import cli_helpers as cli
+import tasks
+from albert_tf.checkpoints.weights import model_variables
+from albert_tf.training import engine, evaluation, finetuning
+from albert_tf.training.callbacks import TrainingInterrupted, update_step
+from albert_tf.training.settings import FinetuneSettings, resolve, scheduled
+from test_task_plugin import SENTENCES, QuestionTask, _write_data
+
+
+# -- The number of updates --------------------------------------------------------
+
+def test_epochs_are_counted_in_updates_of_the_global_batch():
+    settings = FinetuneSettings(task="mrpc", output_dir="x", batch_size=32, num_epochs=3.0,
+                                warmup_proportion=0.1)
+    run = scheduled(settings, 3668)
+    assert run.train_steps == 344  # ceil(3 x 3,668 / 32) = ceil(343.875)
+    assert run.warmup_steps == 34  # int(0.1 x 344), run_classifier.py's rounding
+    # 0.1 x 30 is 3.0000000000000004 in floating point: still 3 updates of one.
+    assert scheduled(settings.replace(num_epochs=0.1, batch_size=1), 30).train_steps == 3
+    # --train_steps with --warmup_proportion: the warmup only.
+    steps = scheduled(FinetuneSettings(task="mrpc", output_dir="x", train_steps=50,
+                                       warmup_proportion=0.25), 7)
+    assert (steps.train_steps, steps.warmup_steps) == (50, 12)
+
+
+def test_recipes_keep_their_numbers_and_epochs_keep_their_warmup_share():
+    mrpc = tasks.get("mrpc")
+    default = resolve(mrpc, {"output_dir": "x"})
+    assert (default.train_steps, default.warmup_steps, default.num_epochs) == (800, 200, None)
+    # MRPC's recipe warms up for 200 of 800 updates: a quarter of any number of epochs.
+    epochs = resolve(mrpc, {"output_dir": "x", "num_epochs": 3.0, "batch_size": 32})
+    assert epochs.warmup_proportion == 0.25
+    assert (scheduled(epochs, 3668).train_steps, scheduled(epochs, 3668).warmup_steps) == \
+        (344, 86)
+    for given, message in ((dict(num_epochs=3.0, train_steps=10),
+                            "give --num_epochs or --train_steps, not both"),
+                           (dict(warmup_proportion=0.1, warmup_steps=10),
+                            "give --warmup_proportion or --warmup_steps, not both")):
+        with pytest.raises(ValueError, match=message):
+            resolve(mrpc, {"output_dir": "x", **given})
+
+
+def test_evaluation_settings_are_checked_by_name():
+    make = lambda **v: FinetuneSettings(task="rte", output_dir="x", **v)  # noqa: E731
+    assert make(eval_every="200").eval_every == 200  # as a flag gives it
+    assert make(eval_every="epoch").eval_every == "epoch"
+    for values, message in ((dict(eval_every="epochs"),
+                             "eval_every must be a number of updates >= 1 or 'epoch', got "
+                             "'epochs'"),
+                            (dict(eval_every=0), "eval_every must be a number of updates"),
+                            (dict(keep_best=True), "keep_best needs eval_every"),
+                            (dict(early_stopping_patience=2), "early_stopping_patience needs "
+                             "eval_every"),
+                            (dict(eval_every=5, best_metric="f1"), "best_metric is read by")):
+        with pytest.raises(ValueError, match=message):
+            make(**values)
+
+
+def test_evaluation_steps():
+    # 10 examples in batches of 4: the epochs end in updates 3, 5 and 8.
+    assert evaluation.evaluation_steps("epoch", 8, 4, 10) == (3, 5, 8)
+    assert evaluation.evaluation_steps(3, 8, 4, 10) == (3, 6, 8)  # and the last
+    assert evaluation.evaluation_steps(None, 8, 4, 10) == ()
+
+
+# -- Best step and early stopping -----------------------------------------------
+
+def _history(values, key="accuracy", every=10):
+    return [{"step": every * (i + 1), "epoch": 0.5 * (i + 1), key: v}
+            for i, v in enumerate(values)]
+
+
+def test_early_stopping_stops_at_the_predicted_evaluation():
+    # min_delta 0.05: 0.60 improves on 0.50, 0.62 and 0.61 do not improve on 0.60.
+    selection = evaluation.Selection("accuracy", True, patience=2, min_delta=0.05)
+    history = _history([0.50, 0.60, 0.62, 0.61, 0.90])
+    entry, reference = selection.stop(history)
+    assert (entry["step"], reference["step"]) == (40, 20)
+    assert selection.best(history[:4])["step"] == 30  # the best step needs no min_delta
+    assert selection.stop(history[:3]) is None
+    # Lower is better for a loss; equal values are no improvement (the earliest is best).
+    losses = evaluation.Selection("dev/loss", False, patience=1)
+    history = _history([0.9, 0.7, 0.7, 0.5], key="dev/loss")
+    assert losses.best(history[:3])["step"] == 20 and losses.stop(history)[0]["step"] == 30
+    assert tasks.get("mrpc").greater_is_better("accuracy")
+    assert not tasks.get("mrpc").greater_is_better("dev/loss")
+    assert not tasks.get("text_regression").greater_is_better("baseline_mse")
+
+
+# -- Every task's primary metric is one its evaluation reports -------------------
+
+class StubRun:
+    """What `Task.evaluate` reads of a run, with outputs given."""
+
+    def __init__(self, task, output_dir, examples=(), labels=None, logits=None, **options):
+        self.task, self.output_dir = task, str(output_dir)
+        self.settings = FinetuneSettings(task=task.name, output_dir=str(output_dir),
+                                         task_options=options)
+        self._examples, self._labels, self._logits = list(examples), labels, logits
+        self.model = types.SimpleNamespace(labels=("a", "b", "c"), optimizer=None,
+                                           threshold=0.5, threshold_source="")
+
+    def examples(self, split):
+        return self._examples if split != "heldout" else []
+
+    def features(self, split):
+        return types.SimpleNamespace(arrays={"label": self._labels})
+
+    def outputs(self, split):
+        return {"logits": self._logits}
+
+
+def _evaluated_keys(task, tmp_path, monkeypatch):
+    logits = np.array([[0.2, 0.5, 0.1], [0.9, 0.1, 0.0], [0.1, 0.2, 0.8]], np.float32)
+    labels = np.array([1, 0, 0])
+    if isinstance(task, tasks.get("squad").__class__):
+        from tasks.cmrc2018 import read_cmrc2018
+        from tasks.squad_data import read_squad
+
+        examples = (read_cmrc2018(os.path.join(FIXTURES, "clue", "cmrc2018", "dev.json"))
+                    if task.name == "cmrc2018" else
+                    read_squad(os.path.join(FIXTURES, "squad", f"v{task.version[0]}_dev.json")))
+        monkeypatch.setattr(task, "decode", lambda examples, *_: (
+            {e.qid: "" for e in examples}, {}, {e.qid: 0.0 for e in examples}))
+        run = StubRun(task, tmp_path, examples)
+    elif task.name == "token_classification":
+        encoded = [types.SimpleNamespace(tags=["B-PER", "I-PER", "O"]),
+                   types.SimpleNamespace(tags=["O", "B-LOC", "O"])]
+        predicted = [["B-PER", "I-PER", "O"], ["O", "O", "O"]]
+        monkeypatch.setattr(task, "predicted_tags", lambda run, split: (encoded, predicted))
+        monkeypatch.setattr(task, "_scheme", lambda run: "iob2")
+        monkeypatch.setattr(task, "_write_conll", lambda *args: None)
+        run = StubRun(task, tmp_path)
+    elif task.options_class is not None and "max_qa_length" in task.options_class.field_names():
+        examples = [types.SimpleNamespace(label=1, choices=("x", "y", "z"), group=""),
+                    types.SimpleNamespace(label=0, choices=("x", "y", "z"), group="")]
+        run = StubRun(task, tmp_path, examples, logits=logits[:2])
+    elif task.name == "text_regression" or getattr(task, "is_regression", False):
+        run = StubRun(task, tmp_path, labels=np.array([0.5, 2.0, 1.0]), logits=logits[:, :1])
+    else:  # a GLUE or CLUE classification, or the user's own classes (3 here)
+        classes = len(getattr(getattr(task, "spec", None), "labels", None) or "abc")
+        run = StubRun(task, tmp_path, labels=labels, logits=logits[:, :classes])
+    return set(task.evaluate(run, task.eval_splits[0]))
+
+
+@pytest.mark.parametrize("name", tasks.names())
+def test_every_task_reports_its_primary_metric(name, tmp_path, monkeypatch):
+    task = tasks.get(name)
+    assert task.primary_metric in _evaluated_keys(task, tmp_path, monkeypatch)
+
+
+def test_a_multi_label_task_ranks_by_micro_f1(tmp_path):
+    task = tasks.get("text_classification")
+    run = StubRun(task, tmp_path, labels=np.array([[1, 0, 1], [0, 1, 0]], np.float32),
+                  logits=np.array([[2.0, -1.0, 0.5], [-1.0, 1.0, -2.0]]), multi_label=True)
+    metric = task.primary_metric_for(task.options(run.settings))
+    assert metric == "micro_f1" and metric in task.evaluate(run, "dev")
+
+
+# -- Runs ----------------------------------------------------------------------
+
+class ProbabilityTask(QuestionTask):
+    """The toy task with a continuous metric too: the log-loss of the dev split."""
+
+    primary_metric = "accuracy"
+
+    def evaluate(self, run, split):
+        results = super().evaluate(run, split)
+        labels = run.features(split).arrays["label"]
+        logits = run.outputs(split)["logits"].astype(np.float64)
+        log_p = logits - np.log(np.exp(logits).sum(-1, keepdims=True))
+        results["log_loss"] = float(-np.mean(log_p[np.arange(len(labels)), labels]))
+        return results
+
+
+def _settings(tmp_path, **changes):
+    values = dict(task="toy_question", output_dir=str(tmp_path / "run"),
+                  data_dir=_write_data(tmp_path / "data"), vocab_file=cli.SPM,
+                  model=cli.tiny_model(str(tmp_path)), strategy="one_device", precision="fp32",
+                  learning_rate=3e-3, batch_size=4, train_steps=6, warmup_steps=1,
+                  max_seq_length=16, dropout=0.0, classifier_dropout=0.0, checkpoint_every=100,
+                  keep_checkpoints=20, log_every=100)
+    values.update(changes)
+    return FinetuneSettings(**values)
+
+
+def _restored_evaluations(task, settings, steps, tmp_path):
+    """step -> (dev results, weights) of the training checkpoint of each step, scored
+    by a second run that restores them."""
+    other = finetuning.Run(task, settings.replace(output_dir=settings.output_dir + "-check",
+                                                  do_train=False), verbose=False)
+    manager = engine.checkpoint_manager(other.model, other.strategy, str(tmp_path / "unused"))
+    restored = {}
+    for step in steps:
+        path = os.path.join(settings.output_dir, "checkpoints", f"ckpt-{step}")
+        manager.checkpoint.restore(path).assert_existing_objects_matched()
+        assert update_step(other.model) == step
+        other.model_changed()
+        restored[step] = (task.evaluate(other, "dev"),
+                          {k: v.numpy() for k, v in model_variables(other.model).items()})
+    return restored
+
+
+@pytest.mark.slow  # three runs' worth of model building (~20 s on 2 idle cores)
+def test_history_keep_best_and_epochs(tmp_path):
+    task = ProbabilityTask()
+    # 8 training sentences, 1.5 epochs in batches of 4: 3 updates, an evaluation at each.
+    settings = _settings(tmp_path, num_epochs=1.5, eval_every=1,
+                         keep_best=True, best_metric="log_loss", warmup_proportion=0.0)
+    # A --best_metric the task does not report is named before any update.
+    wrong = settings.replace(best_metric="f2", output_dir=str(tmp_path / "wrong"))
+    with pytest.raises(ValueError, match="best_metric 'f2' is not a result of this task's "
+                       "evaluation; it reports accuracy, examples, log_loss"):
+        finetuning.run(task, wrong, verbose=False)
+    assert not os.path.exists(tmp_path / "wrong" / "checkpoints" / "checkpoint")
+
+    results = finetuning.run(task, settings, verbose=False)
+    assert results["train"]["step"] == 3
+    history = evaluation.read_history(os.path.join(settings.output_dir, "eval_history.jsonl"))
+    assert [(e["step"], e["epoch"]) for e in history] == [(1, 0.5), (2, 1.0), (3, 1.5)]
+    # Each line is what the checkpoint of its step scores when evaluated afresh.
+    restored = _restored_evaluations(task, settings, [e["step"] for e in history], tmp_path)
+    for entry in history:
+        again = restored[entry["step"]][0]
+        assert entry["log_loss"] == pytest.approx(again["log_loss"], abs=1e-6)
+        assert entry["accuracy"] == again["accuracy"]
+    weights = {step: arrays for step, (_, arrays) in restored.items()}
+    best = min(history, key=lambda e: e["log_loss"])
+    assert results["best"] == {"metric": "log_loss", "step": best["step"],
+                               "epoch": best["epoch"], "value": best["log_loss"]}
+    # --keep_best: model/ holds the best step's weights, and the final result is its line.
+    assert results["dev"]["log_loss"] == pytest.approx(best["log_loss"], abs=1e-6)
+    saved = load_file(os.path.join(settings.output_dir, "model", "model.safetensors"))
+    assert saved.keys() == weights[best["step"]].keys()
+    for name, value in weights[best["step"]].items():
+        np.testing.assert_allclose(saved[name], value, atol=1e-6, err_msg=name)
+    others = [s for s in weights if s != best["step"]]  # which the comparison tells apart
+    assert others and all(any(not np.allclose(weights[s][k], saved[k]) for k in saved)
+                          for s in others)
+    with open(os.path.join(settings.output_dir, "eval_results.json")) as f:
+        assert json.load(f)["best"]["step"] == best["step"]
+    assert _scalars(os.path.join(settings.output_dir, "tensorboard"), "eval_dev/log_loss") == \
+        pytest.approx({e["step"]: e["log_loss"] for e in history}, abs=1e-6)
+
+
+def _scalars(folder, tag):
+    """step -> value of a TensorBoard scalar in the event files of `folder`."""
+    import tensorflow as tf
+
+    found = {}
+    for name in os.listdir(folder):
+        for record in tf.data.TFRecordDataset(os.path.join(folder, name)):
+            event = tf.compat.v1.Event.FromString(record.numpy())
+            for value in event.summary.value:
+                if value.tag == tag:
+                    found[event.step] = float(tf.make_ndarray(value.tensor))
+    return found
+
+
+class ScriptedTask(QuestionTask):
+    """The toy task whose `score` follows a script by step; it can interrupt once."""
+
+    primary_metric = "score"
+    SCRIPT = {2: 0.50, 4: 0.60, 6: 0.62, 8: 0.61, 10: 0.90, 12: 0.95}
+
+    def __init__(self, interrupt_at=None):
+        self.interrupt_at, self.calls = interrupt_at, []
+
+    def evaluate(self, run, split):
+        step = update_step(run.model)
+        self.calls.append(step)
+        if step == self.interrupt_at:
+            self.interrupt_at = None
+            raise KeyboardInterrupt
+        return {"score": self.SCRIPT[step], "examples": len(SENTENCES)}
+
+
+def test_early_stopping_stops_at_the_predicted_step_and_survives_an_interrupt(tmp_path,
+                                                                                capsys):
+    settings = _settings(tmp_path, train_steps=12, eval_every=2, early_stopping_patience=2,
+                         early_stopping_min_delta=0.05, do_eval=False)
+    task = ScriptedTask(interrupt_at=6)
+    with pytest.raises(TrainingInterrupted, match="interrupted at step 6 of 12"):
+        finetuning.run(task, settings, verbose=False)
+    history_file = os.path.join(settings.output_dir, "eval_history.jsonl")
+    assert [e["step"] for e in evaluation.read_history(history_file)] == [2, 4]
+
+    task.calls = []
+    results = finetuning.run(task, settings, verbose=False)
+    # 0.62 and 0.61 do not beat 0.60 by 0.05: two evaluations without one, stop at 8.
+    assert task.calls == [6, 8]  # step 6 scored on resuming, nothing scored twice
+    assert results["train"]["step"] == 8
+    assert results["train"]["early_stopped"]["reason"] == (
+        "early stopping at step 8: score has not improved by at least 0.05 in 2 "
+        "evaluation(s) since step 4 (0.6000)")
+    assert [(e["step"], e["score"]) for e in evaluation.read_history(history_file)] == \
+        [(2, 0.5), (4, 0.6), (6, 0.62), (8, 0.61)]
+    # Run again, the run is over: nothing is trained or scored.
+    task.calls = []
+    assert finetuning.run(task, settings, verbose=False)["train"]["step"] == 8
+    assert task.calls == []
+    capsys.readouterr()
+    assert finetuning.report_complete(settings.output_dir)  # what rerunning the command prints
+    assert results["train"]["early_stopped"]["reason"] in capsys.readouterr().out
