@@ -55,8 +55,9 @@ def shared_settings():
 
 def check(task, base, parameters):
     """Resolves the settings at every bound of every parameter (before any work):
-    a value a run would refuse is one line naming it."""
-    settings_lib.resolve(task, {**base, "output_dir": FLAGS.output_dir})
+    a value a run would refuse is one line naming it. Returns the settings of the
+    search's own flags."""
+    resolved = settings_lib.resolve(task, {**base, "output_dir": FLAGS.output_dir})
     for parameter in parameters:
         for value in parameter.extremes():
             try:
@@ -64,6 +65,7 @@ def check(task, base, parameters):
                                             "output_dir": FLAGS.output_dir})
             except ValueError as e:
                 raise ValueError(f"--space: {parameter.name}={value}: {e}") from None
+    return resolved
 
 
 def trial_config(task, base):
@@ -116,8 +118,8 @@ def main(argv):
         task = tasks.get(FLAGS.task)
         parameters = space.parse_space(search.space, FinetuneSettings)
         base = shared_settings()
-        check(task, base, parameters)
-        metric = search.metric or task.primary_metric
+        resolved = check(task, base, parameters)
+        metric = search.metric or task.primary_metric_for(task.options(resolved))
         maximize = task.greater_is_better(metric)
         trials = search.trials
         if search.sampler == "grid":

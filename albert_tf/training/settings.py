@@ -194,8 +194,12 @@ def resolve(task, overrides, config_file=None):
     given = dict(overrides)
     if config_file:
         from_file = read_json(config_file)
-        FinetuneSettings.from_dict({**values, **from_file, "task": task.name,
-                                    "output_dir": "x"}, config_file)
+        # The file alone, as a run given only it would resolve (its run length keeps
+        # the recipe's warmup share), so that its mistakes are named as its own.
+        probe = {**values, **from_file}
+        keep_warmup_share(probe, from_file, recipe.warmup_steps, recipe.train_steps)
+        FinetuneSettings.from_dict({**probe, "task": task.name, "output_dir": "x"},
+                                   config_file)
         given = {**from_file, **given}
     values.update(given)
     keep_warmup_share(values, given, recipe.warmup_steps, recipe.train_steps)
