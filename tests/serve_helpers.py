@@ -8,6 +8,11 @@ import time
 
 import cli_helpers
 
+# Texts a server must answer like any other (4xx never, 5xx never).
+HOSTILE = ["", "   ", "😀" * 40, "x" * 2000, "\x00\x01\u200b\ufeff", "叶老桂认为，浙商银行在杭州。",
+           "a\tb\nc", "Ünïcödé façade naïve"]
+PAIRS = [("A man sleeps.", "He rests."), *zip(HOSTILE, reversed(HOSTILE))]
+
 
 def free_port():
     with socket.socket() as s:

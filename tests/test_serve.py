@@ -7,7 +7,9 @@ the limits (body, rows, malformed JSON, inputs the signature refuses: 4xx, never
 (every accepted one answered, exit 0). The long mixed load is in test_serve_load.py.
 """
 
+import json
 import os
+import re
 import shutil
 import threading
 import time
@@ -18,11 +20,8 @@ import pytest
 pytest.importorskip("kserve", reason="albert-tf serve needs requirements-serve.txt installed")
 
 import export_helpers  # noqa: E402
-from serve_helpers import Server  # noqa: E402
+from serve_helpers import HOSTILE, PAIRS, Server  # noqa: E402
 
-HOSTILE = ["", "   ", "😀" * 40, "x" * 2000, "\x00\x01\u200b\ufeff", "叶老桂认为，浙商银行在杭州。",
-           "a\tb\nc", "Ünïcödé façade naïve"]
-PAIRS = [("A man sleeps.", "He rests."), *zip(HOSTILE, reversed(HOSTILE))]
 
 
 @pytest.fixture(scope="module")
@@ -63,6 +62,40 @@ def test_status_and_metadata_as_tf_serving_gives_them(served):
     assert sorted(default["outputs"]) == ["label", "label_id", "probabilities"]
     assert server.get("/v1/models/nope")[0] == 404
     assert server.get("/v1/models/rte/versions/7")[0] == 404
+
+
+def documented_requests():
+    """`(method, path, body or None)` of every curl in SERVING.md's deployment section,
+    and the status answer it shows."""
+    with open(os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+                           "SERVING.md"),
+              encoding="utf-8") as f:
+        text = f.read()
+    section = text[text.index("### Deployment"):text.index("### A model server")]
+    calls = re.findall(r"curl -s (?:-X POST )?http://localhost:8501(\S+?)(?: -d '(.*?)')?\n",
+                       section, re.S)
+    status = json.loads(re.findall(r"```json\n(.*?)```", section, re.S)[0])
+    return [("POST" if body else "GET", path, body or None) for path, body in calls], status
+
+
+def test_the_documented_requests_are_valid_against_the_served_metadata(served):
+    server, _ = served
+    calls, documented_status = documented_requests()
+    assert [m for m, _, _ in calls] == ["GET", "GET", "POST", "POST"]
+    signatures = server.get("/v1/models/rte/metadata")[1]["metadata"]["signature_def"][
+        "signature_def"]
+    for method, path, body in calls:
+        status, answer = server.request(method, path, body)
+        assert status == 200, (path, answer)
+        if body is None and path.endswith("/rte"):
+            assert answer == documented_status
+        if body is not None:
+            request = json.loads(body)
+            signature = signatures[request.get("signature_name", "serving_default")]
+            rows = request.get("instances") or [request["inputs"]]
+            assert all(set(row) == set(signature["inputs"]) for row in rows)
+            got = answer["predictions"][0] if "predictions" in answer else answer["outputs"]
+            assert set(got) == set(signature["outputs"])
 
 
 def test_both_request_formats_answer_what_the_savedmodel_gives(served):
@@ -133,9 +166,9 @@ def test_a_new_version_is_served_without_a_restart(served):
     # As `albert-tf export` writes one: complete in a hidden folder, then renamed.
     shutil.copytree(version_dir, os.path.join(server.root, ".2.tmp"))
     os.rename(os.path.join(server.root, ".2.tmp"), os.path.join(server.root, "2"))
-    deadline = time.monotonic() + 60
+    deadline = time.monotonic() + 120
     while server.get("/v1/models/rte")[1]["model_version_status"][0]["version"] != "2":
-        assert time.monotonic() < deadline, "version 2 was not loaded within 60 s"
+        assert time.monotonic() < deadline, "version 2 was not loaded within 120 s"
         time.sleep(0.3)
     assert server.get("/v1/models/rte/metadata")[1]["model_spec"]["version"] == "2"
     body = {"instances": [{"text_a": "a", "text_b": "b"}]}

@@ -59,6 +59,7 @@ def run(settings):
 
         from albert_tf.serving.model import ExportModel
 
+    _check_address(settings.host, settings.port)  # before the seconds a model takes to load
     model = ExportModel(model_name(settings, root, fixed), root, fixed, settings)
     model.load()
     rest_server = _rest_server(app, model, settings)
@@ -69,6 +70,16 @@ def run(settings):
     for sig in (signal.SIGTERM, signal.SIGINT):
         signal.signal(sig, lambda *_: None)
     asyncio.run(_serve(rest_server, model))
+
+
+def _check_address(host, port):
+    import socket
+
+    try:
+        with socket.create_server((host, port)):
+            pass
+    except OSError as e:
+        raise ValueError(f"--host/--port: cannot listen on {host}:{port} ({e.strerror})") from None
 
 
 def _rest_server(app, model, settings):
@@ -133,6 +144,11 @@ def _add_tf_serving_routes(app, repository, dataplane):
         served(model_name, version)
         return await V1Endpoints(dataplane).predict(model_name, request)
 
+    async def explain(model_name: str):
+        served(model_name)
+        raise VersionNotFound(f"model {model_name} has no explainer (TF Serving's API has "
+                              f"none); use :predict")
+
     router = APIRouter(prefix="/v1/models")
     router.add_api_route("/{model_name}", status, methods=["GET"])
     router.add_api_route("/{model_name}/metadata", metadata, methods=["GET"])
@@ -140,11 +156,12 @@ def _add_tf_serving_routes(app, repository, dataplane):
     router.add_api_route("/{model_name}/versions/{version}/metadata", metadata, methods=["GET"])
     router.add_api_route("/{model_name}/versions/{version}:predict", predict,
                          methods=["POST"], response_model=None)
+    router.add_api_route("/{model_name}:explain", explain, methods=["POST"])
     app.include_router(router)
 
 
 class VersionNotFound(LookupError):
-    pass
+    """A version or route that is not served (the server answers 404)."""
 
 
 def _add_error_answers(app):

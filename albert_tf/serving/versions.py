@@ -70,6 +70,24 @@ class Signature:
         self.batchable = all(shape and shape[0] is None and None not in shape[1:]
                              for _, shape in (*self.inputs.values(), *self.outputs.values()))
 
+    def warm_up(self):
+        """One call on a row of empty strings or zeros, so that the first request does
+        not pay for the function's first run (seconds; TF Serving's warm-up requests)."""
+        import numpy as np
+        import tensorflow as tf
+
+        def zeros(dtype, shape):
+            shape = [1 if d is None else d for d in shape or (1,)]
+            if dtype == tf.string:
+                return tf.constant(np.full(shape, b"", dtype=object), tf.string)
+            return tf.zeros(shape, dtype)
+
+        tensors = {name: zeros(dtype, shape) for name, (dtype, shape) in self.inputs.items()}
+        try:
+            self.function(**tensors)
+        except tf.errors.OpError:  # a signature that refuses zeros still served as it is
+            pass
+
 
 class LoadedVersion:
     """A SavedModel version loaded with TensorFlow: `signatures` (name ->
@@ -90,6 +108,8 @@ class LoadedVersion:
         self._loaded = tf.saved_model.load(folder)
         self.signatures = {name: Signature(self._loaded.signatures[name], definition)
                            for name, definition in definitions.items()}
+        for signature in self.signatures.values():
+            signature.warm_up()
         # TF Serving's SignatureDefMap, written as its REST API writes protos.
         self.metadata = {
             "model_spec": {"name": name, "signature_name": "", "version": str(version)},
