@@ -24,7 +24,6 @@ import http.client
 import json
 import os
 import random
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -77,7 +76,8 @@ def direct(root, pairs, seconds):
     function = tf.saved_model.load(newest(root)[1]).signatures["serving_default"]
 
     def call(batch):
-        function(text_a=tf.constant([a for a, _ in batch]), text_b=tf.constant([b for _, b in batch]))
+        function(text_a=tf.constant([a for a, _ in batch]),
+                 text_b=tf.constant([b for _, b in batch]))
 
     call(pairs[:32])
     done, start, i = 0, time.perf_counter(), 0
@@ -229,7 +229,8 @@ def main():
     print(table([
         {"what": "direct, batches of 32", "pairs/s": f"{direct_rate:.1f}",
          "detail": f"before {direct_before:.1f}, after {direct_after:.1f}"},
-        {"what": f"albert-tf serve, {args.clients} clients x 1 pair", "pairs/s": f"{server_rate:.1f}",
+        {"what": f"albert-tf serve, {args.clients} clients x 1 pair",
+         "pairs/s": f"{server_rate:.1f}",
          "detail": f"p50 {p50 * 1000:.0f} ms, p99 {p99 * 1000:.0f} ms, "
                    f"{len(results) - len(ok)} not 200"},
     ], ["what", "pairs/s", "detail"]))

@@ -3,7 +3,6 @@
 import http.client
 import json
 import socket
-import subprocess
 import time
 
 import cli_helpers

@@ -57,10 +57,10 @@ class Batcher:
 
     async def stop(self):
         """Ends the worker once the queue is empty (every accepted request answered)."""
-        while self._waiting:
+        while any(not w.future.done() for w in self._waiting):
             await asyncio.sleep(0.01)
         self._worker.cancel()
-        self._executor.shutdown(wait=True)
+        self._executor.shutdown(wait=False)
 
     def submit(self, key, call, arrays, rows):
         """A future of the request's outputs; raises QueueFull when the queue is full."""
