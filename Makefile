@@ -7,10 +7,11 @@ STAMP := $(VENV)/.installed
 
 # albert_tf itself is installed editable, so that `albert-tf` and every
 # `python -m albert_tf.<command>` work from any folder once .venv is activated.
-$(STAMP): requirements.txt requirements-test.txt pyproject.toml
+$(STAMP): requirements.txt requirements-test.txt requirements-serve.txt pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
 	$(PY) -m pip install -q -r requirements.txt -r requirements-test.txt
+	$(PY) -m pip install -q --no-deps -r requirements-serve.txt  # why: requirements-serve.txt
 	$(PY) -m pip install -q --no-deps -e .
 	touch $(STAMP)
 

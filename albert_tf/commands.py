@@ -20,6 +20,7 @@ COMMANDS = {
     "create_pretraining_data": "albert_tf.create_pretraining_data",
     "export": "albert_tf.export.__main__",
     "predict": "albert_tf.predict",
+    "serve": "albert_tf.serve",
     "inspect": "albert_tf.inspect",
     "tokenizer": "albert_tf.tokenizer.__main__",
     "download": "albert_tf.download",

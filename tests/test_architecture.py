@@ -15,7 +15,8 @@ PROGRAMS = {"albert_tf/finetune.py", "albert_tf/predict.py", "albert_tf/export/_
             "albert_tf/ablate.py", "albert_tf/distill.py", "albert_tf/search.py"}
 COMMANDS = ("albert_tf.finetune", "albert_tf.predict", "albert_tf.export.__main__",
             "albert_tf.pretrain", "albert_tf.create_pretraining_data", "albert_tf.demo",
-            "albert_tf.inspect", "albert_tf.ablate", "albert_tf.distill", "albert_tf.search")
+            "albert_tf.inspect", "albert_tf.ablate", "albert_tf.distill", "albert_tf.search",
+            "albert_tf.serve")
 
 
 def _python_files(folder):

@@ -1,0 +1,126 @@
+"""Server-side batching: requests that wait together run as one call of the model.
+
+One worker takes the oldest waiting request and adds every other waiting
+request of the same signature (and version) while the batch has room
+(`max_batch_size` rows), waiting up to `batch_timeout_ms` for more when it
+is not full; it then calls the signature once, in a thread (TensorFlow
+releases the GIL, so the event loop keeps reading requests meanwhile), and
+gives each request its own rows of the outputs. Signatures whose rows do not
+line up across requests (`versions.Signature.batchable`) run one request a
+call, through the same queue.
+
+The queue is bounded: `submit` raises `QueueFull` at once when
+`max_queue_size` requests wait. A request past its deadline is dropped from
+the queue, never run.
+"""
+
+import asyncio
+import collections
+import concurrent.futures
+import time
+
+import numpy as np
+
+
+class QueueFull(RuntimeError):
+    """Too many requests wait for the model (the server answers 503)."""
+
+
+class _Waiting:
+    def __init__(self, key, call, arrays, rows, future):
+        self.key, self.call, self.arrays, self.rows, self.future = key, call, arrays, rows, future
+
+
+class Batcher:
+    """`await batcher.submit(key, call, arrays, rows)` -> that request's outputs.
+
+    key: requests of one key may share a call (None: never shared); call:
+    `{name: array} -> {name: array}`, the signature on numpy arrays;
+    on_batch(rows): told the rows of every call made (for the metrics).
+    """
+
+    def __init__(self, max_batch_size, batch_timeout_ms, max_queue_size, on_batch=None):
+        self.max_batch_size, self.max_queue_size = max_batch_size, max_queue_size
+        self.timeout = batch_timeout_ms / 1000
+        self.on_batch = on_batch or (lambda rows: None)
+        self._waiting = collections.deque()
+        self._arrived = asyncio.Event()
+        self._executor = concurrent.futures.ThreadPoolExecutor(1, "model")
+        self._worker = None
+
+    @property
+    def queued(self):
+        return len(self._waiting)
+
+    def start(self):
+        self._worker = asyncio.get_running_loop().create_task(self._run())
+
+    async def stop(self):
+        """Ends the worker once the queue is empty (every accepted request answered)."""
+        while any(not w.future.done() for w in self._waiting):
+            await asyncio.sleep(0.01)
+        self._worker.cancel()
+        self._executor.shutdown(wait=False)
+
+    def submit(self, key, call, arrays, rows):
+        """A future of the request's outputs; raises QueueFull when the queue is full."""
+        if len(self._waiting) >= self.max_queue_size:
+            raise QueueFull(f"server busy: {len(self._waiting)} requests wait for the model "
+                            f"(--max_queue_size={self.max_queue_size}); retry later")
+        future = asyncio.get_running_loop().create_future()
+        self._waiting.append(_Waiting(key, call, arrays, rows, future))
+        self._arrived.set()
+        return future
+
+    async def _run(self):
+        loop = asyncio.get_running_loop()
+        while True:
+            batch = await self._next_batch()
+            if not batch:
+                continue
+            arrays = {n: np.concatenate([w.arrays[n] for w in batch]) for n in batch[0].arrays}
+            self.on_batch(sum(w.rows for w in batch))
+            try:
+                outputs = await loop.run_in_executor(self._executor, batch[0].call, arrays)
+            except Exception as e:  # noqa: BLE001 - each request of the batch gets the error
+                for w in batch:
+                    if not w.future.done():
+                        w.future.set_exception(e)
+                continue
+            start = 0
+            for w in batch:
+                if not w.future.done():
+                    w.future.set_result({n: a[start:start + w.rows] for n, a in outputs.items()})
+                start += w.rows
+
+    async def _next_batch(self):
+        """The oldest live request and the live ones of its key that fit beside it."""
+        while not self._live_head():
+            self._arrived.clear()
+            await self._arrived.wait()
+        first = self._waiting.popleft()
+        batch, rows = [first], first.rows
+        if first.key is None:
+            return batch
+        deadline = time.monotonic() + self.timeout
+        while True:
+            for w in list(self._waiting):
+                if w.key == first.key and rows + w.rows <= self.max_batch_size:
+                    self._waiting.remove(w)
+                    if not w.future.done():
+                        batch.append(w)
+                        rows += w.rows
+            left = deadline - time.monotonic()
+            if rows >= self.max_batch_size or left <= 0:
+                return batch
+            self._arrived.clear()
+            try:
+                await asyncio.wait_for(self._arrived.wait(), left)
+            except asyncio.TimeoutError:
+                pass
+
+    def _live_head(self):
+        """Drops the requests given up on (their deadline passed) from the front."""
+        while self._waiting and self._waiting[0].future.done():
+            self._waiting.popleft()
+        return bool(self._waiting)

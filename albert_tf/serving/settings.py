@@ -1,0 +1,39 @@
+"""`ServeSettings`: the flags of `albert-tf serve`, declared once.
+
+Imports nothing heavy, so that a bad flag is reported before TensorFlow loads.
+"""
+
+import dataclasses
+
+from albert_tf.settings import NON_NEGATIVE, POSITIVE, POSITIVE_REAL, Rule, Settings, setting
+
+PORT = Rule(lambda v: 1 <= v <= 65535, "a TCP port in [1, 65535]")
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class ServeSettings(Settings):
+    model: str = setting(help="The export root (the --export_dir of `albert-tf export`): its "
+                         "highest numeric version is served, and a newer one is picked up "
+                         "while serving. A version folder serves that version only.")
+    model_name: str = setting("", help="The NAME in /v1/models/NAME (default: the export "
+                              "root's folder name).")
+    port: int = setting(8501, help="The HTTP port (TF Serving's REST port).", rule=PORT)
+    host: str = setting("127.0.0.1", help="The address to listen on (0.0.0.0: every "
+                        "interface, as in a container).")
+    max_batch_size: int = setting(32, help="Rows per call of the model: requests waiting "
+                                  "together are run as one batch of at most this many rows; "
+                                  "a request of more rows gets 400.", rule=POSITIVE)
+    batch_timeout_ms: float = setting(2.0, help="How long a batch that is not full waits "
+                                      "for more requests before it runs.", rule=NON_NEGATIVE)
+    max_queue_size: int = setting(64, help="Requests waiting for the model at most; one more "
+                                  "gets 503 at once.", rule=POSITIVE)
+    request_timeout_s: float = setting(30.0, help="A request not answered within this many "
+                                       "seconds of its arrival gets 504.", rule=POSITIVE_REAL)
+    max_body_bytes: int = setting(4 * 1024 * 1024, help="A request body larger than this "
+                                  "gets 413.", rule=POSITIVE)
+    poll_s: float = setting(2.0, help="How often the export root is checked for a new "
+                            "version (TF Serving's --file_system_poll_wait_seconds).",
+                            rule=POSITIVE_REAL)
+    shutdown_timeout_s: float = setting(25.0, help="On SIGTERM or Ctrl-C: how long requests "
+                                        "already accepted may take to be answered before "
+                                        "the server exits.", rule=POSITIVE_REAL)
