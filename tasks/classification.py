@@ -8,28 +8,16 @@ import os
 
 import numpy as np
 
-from albert_tf.data import Features
 from albert_tf.models import AlbertClassifier
-from albert_tf.tokenizer import pack_host
-from tasks import glue, register
+from tasks import glue, long_inputs, register
 from tasks.base import Task
-
-
-def encode_pairs(examples, tokenizer, max_seq_length):
-    """Packed `[CLS] a [SEP] (b [SEP])` arrays of `examples`, (N, max_seq_length)."""
-    ids_a = tokenizer.encode_batch([e.text_a for e in examples])
-    has_b = [e.text_b is not None for e in examples]
-    ids_b = tokenizer.encode_batch([e.text_b for e in examples if e.text_b is not None])
-    ids_b = iter(ids_b)
-    rows = [pack_host(a, next(ids_b) if b else None, max_seq_length, tokenizer.cls_id,
-                      tokenizer.sep_id, tokenizer.pad_id) for a, b in zip(ids_a, has_b)]
-    arrays = {name: np.stack([r[name] for r in rows]) for name in ("token_ids", "segment_ids")}
-    lengths = np.array([r["padding_mask"].sum() for r in rows], np.int32)
-    return arrays, lengths
+from tasks.long_inputs import LongInputOptions, encode_pairs  # noqa: F401 (tasks import it here)
 
 
 class GlueTask(Task):
     """A GLUE task defined by its `GlueSpec` row."""
+
+    options_class = LongInputOptions
 
     def __init__(self, spec):
         self.spec = spec
@@ -49,15 +37,12 @@ class GlueTask(Task):
         return glue.read_examples(self.spec, data_dir, split)
 
     def featurize(self, examples, tokenizer, settings, split):
-        arrays, lengths = encode_pairs(examples, tokenizer, settings.max_seq_length)
-        if split in self.test_splits:
-            return Features(arrays, lengths)
-        if self.is_regression:
-            arrays["label"] = np.array([e.label for e in examples], np.float32)
-        else:
-            arrays["label"] = np.array([glue.label_id(self.spec, e.label) for e in examples],
-                                       np.int32)
-        return Features(arrays, lengths, label_keys=("label",))
+        labels = None
+        if split not in self.test_splits:
+            labels = np.array([e.label for e in examples], np.float32) if self.is_regression \
+                else np.array([glue.label_id(self.spec, e.label) for e in examples], np.int32)
+        return long_inputs.features(examples, tokenizer, settings.max_seq_length,
+                                    self.options(settings), split, labels)
 
     def build_model(self, backbone, settings, head=None):
         num_classes = 1 if self.is_regression else len(self.spec.labels)
@@ -67,16 +52,22 @@ class GlueTask(Task):
         logits = outputs["logits"]
         return logits[:, 0] if self.is_regression else np.argmax(logits, axis=-1)
 
+    def text_outputs(self, run, split):
+        """The model's outputs per text (a text's windows averaged)."""
+        return {"logits": long_inputs.per_text(run.features(split),
+                                               run.outputs(split)["logits"])}
+
     def evaluate(self, run, split):
-        labels = run.features(split).arrays["label"]
-        metrics = glue.compute_metrics(self.spec, labels, self.predictions(run.outputs(split)))
+        labels = long_inputs.text_labels(run.features(split))
+        metrics = glue.compute_metrics(self.spec, labels,
+                                       self.predictions(self.text_outputs(run, split)))
         metrics["examples"] = len(labels)
         return metrics
 
     def write_predictions(self, run, split):
         path = os.path.join(run.output_dir, glue.submission_name(self.spec, split))
         glue.write_submission(self.spec, split, run.examples(split),
-                              self.predictions(run.outputs(split)), path)
+                              self.predictions(self.text_outputs(run, split)), path)
         return path
 
     def serving_module(self, model, tokenizer, settings, model_dir, export_options):
@@ -84,10 +75,11 @@ class GlueTask(Task):
 
         self.check_export_options(export_options)
         pair = self.spec.labelled.text_b is not None
+        options = self.options(settings)
         module = ClassifierServing(model, tokenizer, settings.max_seq_length, self.spec.labels,
-                                   pair)
+                                   pair, window_stride=long_inputs.serving_stride(options))
         return module, {"inputs": ["text_a", "text_b"] if pair else ["text"],
-                        "labels": self.spec.labels}
+                        "labels": self.spec.labels, **long_inputs.serving_info(options)}
 
 
 for _spec in glue.SPECS.values():

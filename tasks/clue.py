@@ -31,12 +31,11 @@ import typing
 
 import numpy as np
 
-from albert_tf.data import Features
 from albert_tf.io_utils import JSON_KINDS, atomic_file, json_kind, json_objects, numbered_lines
 from albert_tf.models import AlbertClassifier
-from tasks import metrics, register
+from tasks import long_inputs, metrics, register
 from tasks.base import Example, Task
-from tasks.classification import encode_pairs
+from tasks.long_inputs import LongInputOptions
 
 NLI_LABELS = ("contradiction", "entailment", "neutral")
 SPLITS = ("train", "dev", "test")
@@ -224,6 +223,7 @@ class ClueTask(Task):
 
     eval_splits = ("dev",)
     test_splits = ("test",)
+    options_class = LongInputOptions
 
     def __init__(self, spec):
         self.spec = spec
@@ -238,35 +238,40 @@ class ClueTask(Task):
         return read_examples(self.spec, data_dir, split)
 
     def featurize(self, examples, tokenizer, settings, split):
-        arrays, lengths = encode_pairs(examples, tokenizer, settings.max_seq_length)
-        if split in self.test_splits:
-            return Features(arrays, lengths)
-        arrays["label"] = np.array([self._ids[e.label] for e in examples], np.int32)
-        return Features(arrays, lengths, label_keys=("label",))
+        labels = None if split in self.test_splits else \
+            np.array([self._ids[e.label] for e in examples], np.int32)
+        return long_inputs.features(examples, tokenizer, settings.max_seq_length,
+                                    self.options(settings), split, labels)
 
     def build_model(self, backbone, settings, head=None):
         return AlbertClassifier(backbone, len(self.spec.labels),
                                 dropout=settings.classifier_dropout)
 
+    def _predicted(self, run, split):
+        """Label ids per text (a text's windows' logits averaged)."""
+        logits = long_inputs.per_text(run.features(split), run.outputs(split)["logits"])
+        return np.argmax(logits, axis=-1)
+
     def evaluate(self, run, split):
-        labels = run.features(split).arrays["label"]
-        predicted = np.argmax(run.outputs(split)["logits"], axis=-1)
-        return {"accuracy": metrics.accuracy(labels, predicted), "examples": len(labels)}
+        labels = long_inputs.text_labels(run.features(split))
+        return {"accuracy": metrics.accuracy(labels, self._predicted(run, split)),
+                "examples": len(labels)}
 
     def write_predictions(self, run, split):
         path = os.path.join(run.output_dir, self.spec.submission_name)
-        write_submission(self.spec, run.examples(split),
-                         np.argmax(run.outputs(split)["logits"], axis=-1), path)
+        write_submission(self.spec, run.examples(split), self._predicted(run, split), path)
         return path
 
     def serving_module(self, model, tokenizer, settings, model_dir, export_options):
         from albert_tf.export.classification import ClassifierServing
 
         self.check_export_options(export_options)
+        options = self.options(settings)
         module = ClassifierServing(model, tokenizer, settings.max_seq_length, self.spec.labels,
-                                   self.spec.pair)
+                                   self.spec.pair,
+                                   window_stride=long_inputs.serving_stride(options))
         info = {"inputs": ["text_a", "text_b"] if self.spec.pair else ["text"],
-                "labels": list(self.spec.labels)}
+                "labels": list(self.spec.labels), **long_inputs.serving_info(options)}
         if self.spec.input_format:
             info["input_format"] = self.spec.input_format
         return module, info

@@ -8,9 +8,10 @@ the task builds its own module (`Task.serving_module`).
 import os
 
 import tasks
-from albert_tf import checkpoints
+from albert_tf import checkpoints, lora
 from albert_tf.backbone import AlbertBackbone
 from albert_tf.checkpoints import native
+from albert_tf.checkpoints.weights import assign
 from albert_tf.export import exporter
 from albert_tf.checkpoints import load_tokenizer
 from albert_tf.training.run_folder import EXPORT_DIR, MODEL_DIR
@@ -32,10 +33,35 @@ def load_finetuned(model_dir, host=True):
     settings = FinetuneSettings.from_dict(meta["settings"], f"{model_dir}: settings")
     tokenizer = load_tokenizer(model_dir, host=host)
     checkpoint = checkpoints.read_checkpoint(model_dir)
+    if "lora" in meta:
+        return task, settings, _merged_lora_model(task, settings, meta, checkpoint), tokenizer
     model = task.build_model(AlbertBackbone(checkpoint[1]), settings, meta.get("head"))
     if not checkpoints.load_task_weights(model, checkpoint):
         raise ValueError(f"{model_dir}: holds no {model.head_kind} head for task {task.name!r}")
     return task, settings, model, tokenizer
+
+
+def _merged_lora_model(task, settings, meta, checkpoint):
+    """The task model of a LoRA folder (adapters and head beside a backbone
+    reference, see `albert_tf.lora`), with its adapters merged into the kernels."""
+    _, config, tensors, model_dir = checkpoint
+    adapters = lora.Adapters.from_dict(meta["lora"], os.path.join(model_dir, native.CONFIG_FILE))
+    try:
+        backbone = checkpoints.read_checkpoint(adapters.backbone)
+    except (OSError, ValueError) as e:
+        first_line = str(e).splitlines()[0]
+        raise ValueError(f"{model_dir}: its LoRA adapters adapt the backbone checkpoint "
+                         f"{adapters.backbone}, which cannot be read ({first_line}); put that "
+                         "checkpoint back where it was") from None
+    model = task.build_model(AlbertBackbone(config), settings, meta.get("head"))
+    checkpoints.load_task_weights(model, backbone)
+    lora.enable_lora(model.backbone, adapters.rank, adapters.alpha)
+    trained = {v.path for v in model.trainable_variables}
+    assign(model, tensors, native.entries_for(tensors), model_dir, only=trained.__contains__)
+    merged = lora.merged_arrays(model)
+    plain = task.build_model(AlbertBackbone(config), settings, meta.get("head"))
+    assign(plain, merged, native.entries_for(merged), model_dir)
+    return plain
 
 
 def build_serving_module(model_dir, **export_options):

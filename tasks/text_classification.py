@@ -39,11 +39,10 @@ from albert_tf.checkpoints import native
 from albert_tf.data import Features, new_array
 from albert_tf.io_utils import atomic_file, chunks
 from albert_tf.training.run_folder import MODEL_DIR, TENSORBOARD_DIR
-from tasks import register, user_files
+from tasks import long_inputs, register, user_files
 from tasks import text_classification_data as data
 from tasks import text_classification_report as report
 from tasks.base import Task
-from tasks.classification import encode_pairs
 from tasks.text_classification_data import TextOptions
 from tasks.text_classification_model import TextClassifier
 
@@ -175,26 +174,45 @@ class TextTask(Task):
     def featurize(self, examples, tokenizer, settings, split):
         """Features of `examples`, tokenized `FEATURIZE_CHUNK` at a time into arrays
         allocated once with `new_array` (memory-mapped files while the run caches
-        them): a streamed file is never held in memory, as text or as ids."""
+        them): a streamed file is never held in memory, as text or as ids. With
+        `--long_inputs=window` (as many rows as windows, not known before), the
+        chunks' windows are joined at the end instead."""
+        options = self.options(settings)
         count, length = len(examples), settings.max_seq_length
-        arrays = {name: new_array((count, length), np.int32)
-                  for name in ("token_ids", "segment_ids")}
-        lengths = new_array((count,), np.int32)
         labelled = split not in self.test_splits
+        windowed = options.long_inputs == "window"
+        arrays = {name: new_array((0 if windowed else count, length), np.int32)
+                  for name in ("token_ids", "segment_ids")}
+        lengths = new_array((0 if windowed else count,), np.int32)
         if labelled:
             empty = self._label_array([], settings, split)
-            arrays["label"] = new_array((count,) + empty.shape[1:], empty.dtype)
-        start = 0
+            arrays["label"] = new_array((0 if windowed else count,) + empty.shape[1:],
+                                        empty.dtype)
+        start, cut, parts = 0, 0, []
         for chunk in chunks(examples, FEATURIZE_CHUNK):
-            encoded, chunk_lengths = encode_pairs(chunk, tokenizer, length)
-            for name, values in encoded.items():
-                arrays[name][start:start + len(chunk)] = values
-            lengths[start:start + len(chunk)] = chunk_lengths
+            encoded, chunk_lengths, window_text, chunk_cut = long_inputs.encode(
+                chunk, tokenizer, length, options)
+            cut += chunk_cut
             if labelled:
-                arrays["label"][start:start + len(chunk)] = self._label_array(
-                    chunk, settings, split)
+                encoded["label"] = long_inputs.labelled_windows(
+                    window_text, self._label_array(chunk, settings, split))
+            if windowed:
+                parts.append((encoded, chunk_lengths, window_text + start))
+            else:
+                for name, values in encoded.items():
+                    arrays[name][start:start + len(chunk)] = values
+                lengths[start:start + len(chunk)] = chunk_lengths
             start += len(chunk)
-        return Features(arrays, lengths, label_keys=("label",) if labelled else ())
+        long_inputs.report_cut(cut, count, split, length, options)
+        window_text = None
+        if windowed:
+            arrays = {name: np.concatenate([arrays[name]] + [p[0][name] for p in parts])
+                      for name in arrays}
+            lengths = np.concatenate([lengths] + [p[1] for p in parts])
+            window_text = np.concatenate([np.zeros(0, np.int32)] + [p[2] for p in parts])
+        arrays, host_keys = long_inputs.features_arrays(arrays, window_text)
+        return Features(arrays, lengths, label_keys=("label",) if labelled else (),
+                        host_keys=host_keys)
 
     def _label_array(self, examples, settings, split):
         """The label array of some examples: ids, multi-hot rows or scores."""
@@ -224,8 +242,8 @@ class TextTask(Task):
             return run.model.threshold, run.model.threshold_source
         threshold, source = 0.5, "default 0.5 (no held-out training rows)"
         if run.examples("heldout"):
-            targets = run.features("heldout").arrays["label"]
-            probabilities = report.sigmoid(run.outputs("heldout")["logits"])
+            targets = long_inputs.text_labels(run.features("heldout"))
+            probabilities = report.sigmoid(self.text_logits(run, "heldout"))
             threshold, _ = report.best_threshold(targets, probabilities)
             source = f"{HELDOUT_SOURCE} ({len(targets)})"
         run.model.threshold, run.model.threshold_source = threshold, source
@@ -234,10 +252,14 @@ class TextTask(Task):
     def model_changed(self, run):
         run.model.threshold_source = ""  # chosen again on the held-out rows
 
+    def text_logits(self, run, split):
+        """The model's logits per text (a text's windows averaged)."""
+        return long_inputs.per_text(run.features(split), run.outputs(split)["logits"])
+
     def evaluate(self, run, split):
         options = self.options(run.settings)
-        kind, labels = self.kind(options), run.features(split).arrays["label"]
-        logits = run.outputs(split)["logits"]
+        kind, labels = self.kind(options), long_inputs.text_labels(run.features(split))
+        logits = self.text_logits(run, split)
         if kind == data.REGRESSION:
             results = report.regression(labels, logits[:, 0])
             train = [e.label for e in run.examples("train")] if options.train_file else []
@@ -291,7 +313,7 @@ class TextTask(Task):
 
     def write_predictions(self, run, split):
         kind = self.kind(self.options(run.settings))
-        logits = run.outputs(split)["logits"]
+        logits = self.text_logits(run, split)
         threshold = self.threshold(run)[0] if kind == data.MULTI_LABEL else None
         lines = [json.dumps(report.prediction(example.guid, row, run.model.labels, threshold),
                             ensure_ascii=False)
@@ -314,16 +336,18 @@ class TextTask(Task):
         labels = tuple(saved["labels"]) if saved.get("labels") else model.labels
         info = {"inputs": ["text_a", "text_b"] if pair else ["text"],
                 "labels": None if labels is None else list(labels), "multi_label": multi}
+        stride = long_inputs.serving_stride(options)
+        info.update(long_inputs.serving_info(options))
         if not multi:
             return ClassifierServing(model, tokenizer, settings.max_seq_length, labels,
-                                     pair), info
+                                     pair, window_stride=stride), info
         if not 0 < export_options.get("threshold", 0.5) < 1:
             raise ValueError(f"--threshold must be in (0, 1), got {export_options['threshold']}")
         threshold = export_options.get("threshold", saved.get("threshold", model.threshold))
         info.update(threshold=float(threshold), threshold_source="given" if
                     "threshold" in export_options else saved.get("threshold_source", "saved"))
         return MultiLabelServing(model, tokenizer, settings.max_seq_length, labels, threshold,
-                                 pair), info
+                                 pair, window_stride=stride), info
 
 
 register(TextTask("text_classification", regression=False))

@@ -29,13 +29,14 @@ import zlib
 from albert_tf.settings import PROBABILITY, setting
 from tasks import user_files
 from tasks.base import Example
+from tasks.long_inputs import LongInputOptions
 
 MULTI_CLASS, MULTI_LABEL, REGRESSION = "multi_class", "multi_label", "regression"
 CLASS_WEIGHTS = ("none", "balanced")
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
-class TextOptions(user_files.FileOptions):
+class TextOptions(user_files.FileOptions, LongInputOptions):
     """The options of text_classification and text_regression (each a `finetune` flag)."""
 
     text_column: str = setting("text", "Text tasks: the column of the text.")
@@ -54,7 +55,8 @@ class TextOptions(user_files.FileOptions):
                                       "to choose the threshold.", rule=PROBABILITY)
 
     def checks(self):
-        return (("text_column", bool(self.text_column), "a column name"),
+        return (*super().checks(),
+                ("text_column", bool(self.text_column), "a column name"),
                 ("label_column", bool(self.label_column), "a column name"))
 
 

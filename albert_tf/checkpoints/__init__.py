@@ -150,6 +150,11 @@ def load_task_weights(model, checkpoint):
     pretrained checkpoint). Returns whether the head was loaded.
     """
     fmt, config, tensors, source = checkpoint
+    if fmt == "albert_tf" and any(k.endswith("/lora_kernel_a") for k in tensors):
+        raise CheckpointError(
+            f"{source}: holds LoRA adapters and a head beside a reference to its backbone, not "
+            "a whole model (a fine-tuned LoRA folder loads for predict, export and distill; "
+            "to train again, start from its backbone checkpoint)")
     if fmt == "albert_tf":
         entries = [e for e in native.entries_for(tensors) if _is_backbone(e.name)]
         head = native.entries_for(n for n in model_variables(model) if not _is_backbone(n))
@@ -234,7 +239,7 @@ def _heads_of(model):
                     f"got {type(model).__name__}")
 
 
-def save_pretrained(model, directory, extra=None, tokenizer=None):
+def save_pretrained(model, directory, extra=None, tokenizer=None, weights=None):
     """Saves `model` in albert_tf's format, atomically (all or nothing).
 
     Args:
@@ -243,13 +248,16 @@ def save_pretrained(model, directory, extra=None, tokenizer=None):
         tokenizer: the model's tokenizer (either form); its vocabulary is
             shipped in the folder and recorded in the config, so that the
             folder is all a user needs (`albert_tf.load_tokenizer(directory)`).
+        weights: `{name: array}` to save instead of all of `model`'s (a LoRA
+            model's adapters and head, see `albert_tf.lora`).
     """
     heads = _heads_of(model)
     with atomic_directory(directory) as tmp:
         extra = dict(extra or {})
         if tokenizer is not None:
             extra["vocabulary"] = save_vocabulary(tokenizer, tmp)
-        native.write(tmp, model.config, _arrays(model), heads, extra)
+        native.write(tmp, model.config, _arrays(model) if weights is None else weights, heads,
+                     extra)
     return directory
 
 

@@ -3,7 +3,11 @@
 `serving_default` takes `text` (one-sentence tasks) or `text_a`, `text_b`
 (pair tasks), string `(batch_size,)`, and packs `[CLS] a [SEP] (b [SEP])` as
 `tasks.classification.encode_pairs` does (same truncation, tested), cut to the
-batch's longest example. Outputs:
+batch's longest example; or, exported from a `--long_inputs=window` run
+(`window_stride` given), packs every text into overlapping windows with the
+`WindowPacker` that featurized its training data, runs the model on all
+windows of the batch and averages each text's windows' logits before the
+outputs below. Outputs:
 
 - classification: `label` string, `label_id` int32 `(batch_size,)` (the
   argmax), `probabilities` float32 `(batch_size, num_classes)` (a softmax of
@@ -21,7 +25,7 @@ batch's longest example. Outputs:
 import tensorflow as tf
 
 from albert_tf.export.base import ServingModule, padded_length
-from albert_tf.tokenizer import SegmentPacker
+from albert_tf.tokenizer import SegmentPacker, WindowPacker, window_mean
 
 
 class ClassifierServing(ServingModule):
@@ -33,13 +37,17 @@ class ClassifierServing(ServingModule):
         max_seq_length: the fine-tuning run's; longer inputs are truncated.
         labels: label names in id order, or None for regression.
         pair: whether the task takes two texts.
+        window_stride: None: truncate longer inputs; an int: score them in
+            windows (`albert_tf.tokenizer.windows`) of this stride.
     """
 
     def __init__(self, model, tokenizer, max_seq_length, labels, pair,
-                 name="albert_classifier_serving"):
+                 name="albert_classifier_serving", window_stride=None):
         super().__init__(model, tokenizer, max_seq_length, name=name)
-        self.packer = SegmentPacker(max_seq_length, tokenizer.cls_id, tokenizer.sep_id,
-                                    tokenizer.pad_id)
+        specials = (tokenizer.cls_id, tokenizer.sep_id, tokenizer.pad_id)
+        self.packer = SegmentPacker(max_seq_length, *specials)
+        self.windows = None if window_stride is None else \
+            WindowPacker(max_seq_length, window_stride, *specials)
         self.labels = None if labels is None else tuple(labels)
         self.pair = pair
         if pair:
@@ -48,15 +56,22 @@ class ClassifierServing(ServingModule):
             self.define_signatures(self._serve_single, ("text",))
 
     def _serve_single(self, text):
-        return self._outputs(self.packer(self.tokenizer(text)))
+        return self._outputs(self.tokenizer(text))
 
     def _serve_pair(self, text_a, text_b):
-        return self._outputs(self.packer(self.tokenizer(text_a), self.tokenizer(text_b)))
+        return self._outputs(self.tokenizer(text_a), self.tokenizer(text_b))
 
-    def _outputs(self, packed):
+    def _outputs(self, *ids):
+        packed = (self.packer if self.windows is None else self.windows)(*ids)
         length = padded_length(tf.reduce_sum(packed["padding_mask"], axis=1),
                                self.max_seq_length)
-        return self.decode(self.run_model({k: v[:, :length] for k, v in packed.items()})["logits"])
+        logits = self.run_model({k: packed[k][:, :length] for k in
+                                 ("token_ids", "segment_ids", "padding_mask")})["logits"]
+        if self.windows is not None:  # (windows, classes) -> (batch, classes)
+            first = ids[0]
+            texts = first.nrows() if isinstance(first, tf.RaggedTensor) else tf.shape(first)[0]
+            logits = window_mean(logits, packed["text"], texts)
+        return self.decode(logits)
 
     def decode(self, logits):
         """The outputs from the logits `(batch_size, num_classes)`."""
@@ -74,9 +89,10 @@ class MultiLabelServing(ClassifierServing):
     Args: as `ClassifierServing`'s, and `threshold`, the decision threshold.
     """
 
-    def __init__(self, model, tokenizer, max_seq_length, labels, threshold, pair):
+    def __init__(self, model, tokenizer, max_seq_length, labels, threshold, pair,
+                 window_stride=None):
         super().__init__(model, tokenizer, max_seq_length, labels, pair,
-                         name="albert_multi_label_serving")
+                         name="albert_multi_label_serving", window_stride=window_stride)
         self.threshold = float(threshold)
 
     def decode(self, logits):

@@ -66,6 +66,8 @@ _EXPORTS = {
     "HostTokenizer": "albert_tf.tokenizer.host",
     "SegmentPacker": "albert_tf.tokenizer.packing",
     "pack_host": "albert_tf.tokenizer.packing",
+    "WindowPacker": "albert_tf.tokenizer.windows",
+    "window_mean": "albert_tf.tokenizer.windows",
     "truncated_lengths": "albert_tf.tokenizer.packing",
     "preprocess_text": "albert_tf.tokenizer.normalization",
     "train_sentencepiece": "albert_tf.tokenizer.training",

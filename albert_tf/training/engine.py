@@ -23,7 +23,7 @@ from albert_tf.training.callbacks import (CheckpointSaver, DivergenceGuard, PerS
 from albert_tf.training.run_folder import CHECKPOINT_DIR, TENSORBOARD_DIR
 
 
-def checkpoint_manager(model, strategy, directory, max_to_keep=3):
+def checkpoint_manager(model, strategy, directory, max_to_keep=3, only_trained=False):
     """A `tf.train.CheckpointManager` of the model and its optimizer.
 
     The optimizer's variables are built first so that a restore assigns them
@@ -32,14 +32,25 @@ def checkpoint_manager(model, strategy, directory, max_to_keep=3):
     generators' states (dropout) and a loss-scale optimizer's scale and
     counter. All of it is added explicitly, so that a resumed run continues
     exactly as an uninterrupted one.
+
+    only_trained: save the trainable weights and the optimizer, not the
+    frozen weights (a LoRA run's backbone, restored from its checkpoint).
     """
     if not model.optimizer.built:  # building twice would create new variables
         with strategy.scope():
             model.optimizer.build(model.trainable_variables)
     state = tf.Module()
-    state.rng = list(model.non_trainable_variables)
     state.optimizer = {v.path: v for v in model.optimizer.variables}
-    checkpoint = tf.train.Checkpoint(model=model, optimizer=model.optimizer, state=state)
+    if only_trained:
+        # Weights the run never changes (a LoRA run's backbone) are not saved:
+        # they come back from the checkpoint the run starts from.
+        frozen = {id(v) for v in model.weights if not v.trainable}
+        state.rng = [v for v in model.non_trainable_variables if id(v) not in frozen]
+        state.trained = {v.path: v for v in model.trainable_variables}
+        checkpoint = tf.train.Checkpoint(optimizer=model.optimizer, state=state)
+    else:
+        state.rng = list(model.non_trainable_variables)
+        checkpoint = tf.train.Checkpoint(model=model, optimizer=model.optimizer, state=state)
     return tf.train.CheckpointManager(checkpoint, directory, max_to_keep=max_to_keep)
 
 
@@ -120,7 +131,8 @@ def train(model, strategy, make_dataset, settings, output_dir, verbose=True, wor
     accumulation = settings.accumulation_steps
     chief_dir = os.path.join(output_dir, CHECKPOINT_DIR)
     save_dir = chief_dir if worker is None else os.path.join(output_dir, f".worker-{worker}")
-    manager = checkpoint_manager(model, strategy, save_dir, settings.keep_checkpoints)
+    manager = checkpoint_manager(model, strategy, save_dir, settings.keep_checkpoints,
+                                 only_trained=bool(getattr(settings, "lora_rank", 0)))
     start = restore_latest(manager, chief_dir)
     if start and verbose and worker is None:
         print(f"resumed from step {start} of {settings.train_steps}", flush=True)

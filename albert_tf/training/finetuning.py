@@ -13,7 +13,7 @@ import os
 
 import numpy as np
 
-from albert_tf import checkpoints, extras
+from albert_tf import checkpoints, extras, lora
 from albert_tf.backbone import AlbertBackbone
 from albert_tf.config import AlbertConfig, preset_names, read_json
 from albert_tf.data import padded_length
@@ -73,6 +73,8 @@ def build_model(task, settings, policy, config, checkpoint, head=None):
                         settings.model or DEFAULT_MODEL)
     elif checkpoints.load_task_weights(model, checkpoint):
         logging.info("%s: loaded the fine-tuned %s head too", checkpoint[3], model.head_kind)
+    if settings.lora_rank:  # after the pretrained weights: they are what LoRA freezes
+        lora.enable_lora(backbone, settings.lora_rank, settings.lora_alpha)
     return model
 
 
@@ -122,6 +124,8 @@ class Run:
                                      self.head)
             self.trainee = self.training_model(self.model)
         self.setup.compile(self.trainee)
+        if settings.lora_rank and verbose and self.setup.chief:
+            print(lora.size_report(self.model, settings.lora_rank), flush=True)
         # XLA compiles once per shape: pad to a few bucket lengths, not to multiples of 8.
         buckets = sorted({min(b, settings.max_seq_length) for b in (64, 128, 256, 384, 512)}
                          | {settings.max_seq_length}) if self.setup.jit else None
@@ -411,8 +415,20 @@ def run(task, settings, verbose=True, make_run=Run):
 def save_finetuned(model, task, settings, directory, tokenizer, extra=None):
     """Writes a fine-tuned model folder (what `tasks.finetuned.load_finetuned` reads):
     the weights with the task head, the task, the run's settings (a
-    `FinetuneSettings`), the tokenizer's vocabulary and `extra` metadata."""
-    return checkpoints.save_pretrained(
-        model, directory, tokenizer=tokenizer,
-        extra={**(extra or {}), "task": task.name, "head": model.head_config(),
-               "settings": settings.to_dict()})
+    `FinetuneSettings`), the tokenizer's vocabulary and `extra` metadata.
+
+    A LoRA model's folder holds only what was trained (the adapters and the
+    head) and, under `lora`, the `lora.Adapters` record naming the frozen
+    backbone checkpoint (made absolute: the folder may be used elsewhere)."""
+    extra = {**(extra or {}), "task": task.name, "head": model.head_config(),
+             "settings": settings.to_dict()}
+    weights = None
+    if lora.lora_enabled(model.backbone):
+        backbone = settings.init_checkpoint
+        if os.path.exists(backbone):
+            backbone = os.path.abspath(backbone)
+        extra["lora"] = lora.Adapters(settings.lora_rank, settings.lora_alpha or
+                                      settings.lora_rank, backbone).to_dict()
+        weights = lora.trained_arrays(model)
+    return checkpoints.save_pretrained(model, directory, extra=extra, tokenizer=tokenizer,
+                                       weights=weights)

@@ -155,6 +155,15 @@ class FinetuneSettings(TrainingSettings):
             object.__setattr__(self, "eval_every", int(self.eval_every))
         super().__post_init__()
 
+    # LoRA (albert_tf/lora.py): adapters trained on a frozen backbone.
+    lora_rank: int = setting(
+        0, "LoRA: train rank-R adapters on the attention query and value projections of every "
+        "stored block and the task head, the backbone frozen; model/ then holds only those "
+        "beside a reference to --init_checkpoint (0: full fine-tuning).", rule=NON_NEGATIVE)
+    lora_alpha: float | None = setting(
+        None, "LoRA scale numerator: the adapters' update is scaled by alpha/rank (default: "
+        "the rank, a scale of 1).", rule=POSITIVE_REAL)
+
     def checks(self):
         return (*super().checks(),
                 ("task", bool(self.task), "a task name"),
@@ -167,7 +176,12 @@ class FinetuneSettings(TrainingSettings):
                  "best_metric is read by keep_best and early_stopping_patience; give one"),
                 (not (self.recompute and self.dropout),
                  "recompute needs dropout=0 (a recomputed layer would draw new dropout masks), "
-                 f"got dropout={self.dropout}"))
+                 f"got dropout={self.dropout}"),
+                (self.lora_alpha is None or self.lora_rank > 0,
+                 f"lora_alpha={self.lora_alpha} needs lora_rank >= 1 (adapters to scale)"),
+                (not self.lora_rank or bool(self.init_checkpoint),
+                 f"lora_rank={self.lora_rank} needs an init_checkpoint (the backbone the "
+                 "adapters adapt, kept frozen)"))
 
 
 # Settings that may change when a run is resumed (they do not change its result).

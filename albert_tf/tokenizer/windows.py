@@ -1,0 +1,138 @@
+"""Overlapping windows of texts longer than the model's input, and their average.
+
+`WindowPacker` is the one implementation of `--long_inputs=window` for
+sentence (pair) classification and regression: fine-tuning runs it over
+numpy (eagerly) to featurize every split, and the exported SavedModel runs
+it in its graph, so training, evaluation and serving see the same windows.
+`window_mean` averages the windows' outputs back to one row per text, in
+evaluation on the host and in the served graph alike.
+
+The windows of one text (a budget of `m = max_seq_length - 2` tokens, `- 3`
+for a pair):
+
+- One segment of `n` tokens: window k holds tokens `[k * step, k * step + m)`
+  (the last one shorter), `1 + ceil(max(n - m, 0) / step)` windows, as
+  SQuAD's document windows count them (`albert_tf.export.squad_windows`).
+- A pair: the longer segment is windowed (`b` when they are equally long, as
+  the reference truncation trims `b` first) and the shorter one is repeated
+  whole in every window, cut to half the budget if it is longer than that;
+  each window is `[CLS] a [SEP] b [SEP]` in the usual order and segment ids.
+- `step` is `--window_stride` (at most the windowed segment's room `w`); 0
+  means half the room, `max(w // 2, 1)`.
+
+A text that fits is one window equal to `SegmentPacker`'s packing of it.
+"""
+
+import keras
+import tensorflow as tf
+
+from albert_tf.tokenizer.packing import _as_ragged, _check_length
+
+
+def _take(values, index, valid, fill):
+    """`values[index]` where `valid`, else `fill` (safe for empty `values`)."""
+    padded = tf.concat([values, tf.fill([1], tf.cast(fill, values.dtype))], 0)
+    return tf.gather(padded, tf.where(valid, index, tf.size(values)))
+
+
+def window_mean(values, text, num_texts):
+    """The mean of each text's window rows: `(num_windows, ...)` -> `(num_texts, ...)`.
+
+    text: int `(num_windows,)`, the text each window belongs to (every text
+        has at least one). Numpy in, a tensor out (`.numpy()` on the host).
+    """
+    values = tf.convert_to_tensor(values)
+    return tf.math.unsorted_segment_mean(values, tf.cast(text, tf.int32),
+                                         tf.cast(num_texts, tf.int32))
+
+
+@keras.saving.register_keras_serializable(package="albert_tf")
+class WindowPacker(keras.layers.Layer):
+    """Packs each text (pair) into as many overlapping windows as it needs.
+
+    Args:
+        max_seq_length: every window's length (>= 2, >= 3 for pairs).
+        stride: tokens between the starts of consecutive windows (0: half
+            the room of the windowed segment).
+        cls_id, sep_id, pad_id: special token ids.
+
+    Call arguments:
+        ids_a: int ids ragged `(batch_size, None)` (or dense), no special tokens.
+        ids_b: optional second segment, same batch size.
+
+    Returns:
+        dict of int32 tensors: `token_ids`, `segment_ids`, `padding_mask`
+        `(num_windows, max_seq_length)`, and `text` `(num_windows,)`, the
+        batch row of each window (ascending; every row has one at least).
+    """
+
+    def __init__(self, max_seq_length, stride, cls_id, sep_id, pad_id, **kwargs):
+        kwargs.setdefault("dtype", "int32")
+        super().__init__(**kwargs)
+        _check_length(max_seq_length, pair=False)
+        if isinstance(stride, bool) or not isinstance(stride, int) or stride < 0:
+            raise ValueError(f"stride must be an integer >= 0, got {stride!r}")
+        self._convert_input_args = False
+        self._allow_non_tensor_positional_args = True
+        self.built = True
+        self.max_seq_length = max_seq_length
+        self.stride = stride
+        self.cls_id = cls_id
+        self.sep_id = sep_id
+        self.pad_id = pad_id
+
+    def call(self, ids_a, ids_b=None):
+        a, _ = _as_ragged(ids_a, "ids_a")
+        len_a = tf.cast(a.row_lengths(), tf.int32)
+        if ids_b is None:
+            b, len_b, budget, pair = None, tf.zeros_like(len_a), self.max_seq_length - 2, False
+        else:
+            _check_length(self.max_seq_length, pair=True)
+            b, _ = _as_ragged(ids_b, "ids_b")
+            len_b, budget, pair = tf.cast(b.row_lengths(), tf.int32), self.max_seq_length - 3, True
+        # Per text (B,): which segment is windowed, what the other keeps, the room and step.
+        window_a = len_a > len_b
+        fixed = tf.where(window_a, len_b, len_a)
+        windowed = tf.where(window_a, len_a, len_b)
+        keep = tf.where(len_a + len_b <= budget, fixed, tf.minimum(fixed, budget // 2))
+        room = budget - keep  # >= 1
+        step = tf.minimum(room, self.stride) if self.stride else tf.maximum(room // 2, 1)
+        count = 1 + (tf.maximum(windowed - room, 0) + step - 1) // step
+        # Per window (W,).
+        text = tf.repeat(tf.range(tf.size(count)), count)
+        k = tf.range(tf.size(text)) - tf.gather(tf.math.cumsum(count, exclusive=True), text)
+        start = k * tf.gather(step, text)
+        length = tf.minimum(tf.gather(windowed, text) - start, tf.gather(room, text))
+        keep_w, is_a = tf.gather(keep, text), tf.gather(window_a, text)
+        a_start, a_len = tf.where(is_a, start, 0), tf.where(is_a, length, keep_w)
+        b_start, b_len = tf.where(is_a, 0, start), tf.where(is_a, keep_w, length)
+        return self._pack(a, a_start, a_len, b, b_start, b_len, text, pair)
+
+    def _pack(self, a, a_start, a_len, b, b_start, b_len, text, pair):
+        """`[CLS] a[a_start:][:a_len] [SEP] (b[b_start:][:b_len] [SEP])` per window."""
+        p = tf.range(self.max_seq_length)[None, :]  # (1, m)
+        a_len, b_len = a_len[:, None], b_len[:, None]  # (W, 1)
+        sep_a = a_len + 1
+        last = sep_a + b_len + 1 if pair else sep_a
+        in_a = (p >= 1) & (p <= a_len)
+        a_index = (tf.gather(tf.cast(a.row_splits, tf.int32), text) + a_start)[:, None] + p - 1
+        token_ids = _take(a.flat_values, a_index, in_a, self.pad_id)
+        if pair:
+            in_b = (p > sep_a) & (p < last)
+            b_index = ((tf.gather(tf.cast(b.row_splits, tf.int32), text) + b_start)[:, None]
+                       + p - sep_a - 1)
+            token_ids = tf.where(in_b, _take(b.flat_values, b_index, in_b, self.pad_id),
+                                 token_ids)
+        token_ids = tf.where(p == 0, self.cls_id,
+                             tf.where((p == sep_a) | (p == last), self.sep_id, token_ids))
+        in_sequence = p <= last
+        return {"token_ids": tf.where(in_sequence, token_ids, self.pad_id),
+                "segment_ids": tf.cast((p > sep_a) & in_sequence, tf.int32),
+                "padding_mask": tf.cast(in_sequence, tf.int32),
+                "text": text}
+
+    def get_config(self):
+        config = super().get_config()
+        config.update({"max_seq_length": self.max_seq_length, "stride": self.stride,
+                       "cls_id": self.cls_id, "sep_id": self.sep_id, "pad_id": self.pad_id})
+        return config
