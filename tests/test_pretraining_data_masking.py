@@ -81,17 +81,36 @@ def test_ngram_probabilities():
 
 
 def test_word_spans(tokenizer, tables):
-    """A word is a piece that starts one plus the letter-only pieces after it; punctuation
-    and digits are words of their own; no word continues across [SEP]."""
-    a = tokenizer.encode("the unbelievably extraordinary neighbourhood, 1990")
+    """The reference's words: a piece that starts one plus the pieces of ASCII letters
+    and punctuation after it; single punctuation, digits, "'" and `<unk>` start words;
+    a continuation piece that opens B continues A's last word across [SEP]."""
+    a = tokenizer.encode("the unbelievably extraordinary neighbourhood, “what!!” 1990")
     b = tokenizer.encode("Oyelaran keeper's")[1:]  # B opens with a continuation piece
     ids = np.array([tables.cls_id, *a, tables.sep_id, *b, tables.sep_id], np.int32)
     starts, ends, segment = masking.word_spans(ids, tables)
-    words = [[tokenizer.id_to_piece(i) for i in ids[s:e]] for s, e in zip(starts, ends)]
+    words = [[tokenizer.id_to_piece(int(i)) for i in ids[s:e]] for s, e in zip(starts, ends)]
     assert words == [["▁the"], ["▁un", "be", "liev", "ably"], ["▁extraordinary"],
-                     ["▁neighbourhood"], [","], ["▁1990"], ["oye", "lar", "an"], ["▁keeper"],
-                     ["'", "s"]]
-    assert segment.tolist() == [1] * 6 + [2] * 3
+                     ["▁neighbourhood"], [","], ["▁"], ["<unk>", "what", "!!"], ["<unk>"],
+                     ["▁1990", "[SEP]", "oye", "lar", "an"], ["▁keeper"], ["'", "s"]]
+    assert segment.tolist() == [1] * 9 + [2] * 2
+    sizes = masking.word_sizes(ids, tables, starts, ends)
+    assert sizes.tolist() == [len(w) - ("[SEP]" in w) for w in words]
+    boundary = masking.token_boundary(ids, tables, starts)
+    assert np.flatnonzero(boundary).tolist() == [0, *starts[:9].tolist(), len(a) + 1,
+                                                 *starts[9:].tolist(), len(ids) - 1]
+    # A continuation piece right after [CLS] opens a word, without a boundary there.
+    ids = np.array([tables.cls_id, *b, tables.sep_id, *a[:2], tables.sep_id], np.int32)
+    starts, ends, _ = masking.word_spans(ids, tables)
+    assert starts[0] == 1 and not masking.token_boundary(ids, tables, starts)[1]
+
+
+def test_sentencepiece_word_rule():
+    """The reference's `_is_start_piece_sp`, piece by piece."""
+    continues = ["liev", "s", "!!", "**", "://", "];", "Ab", '."']
+    starts = ["▁the", "▁", "'", "'s", ",", '"', "-", "<unk>", "<b>", "“", "é", "1990", "=>",
+              "a1"]
+    assert all(masking.sentencepiece_continues_word(p) for p in continues)
+    assert not any(masking.sentencepiece_continues_word(p) for p in starts)
 
 
 class ProtocolTokenizer:
@@ -113,11 +132,12 @@ def test_tables_need_only_the_tokenizer_protocol():
     """WordPiece: "##" continues a word (the reference's `_is_start_piece_bert`)."""
     tables = masking.VocabularyTables.from_tokenizer(ProtocolTokenizer("wordpiece"))
     assert np.flatnonzero(tables.continues_word).tolist() == [6, 7]
-    assert np.flatnonzero(tables.special).tolist() == [0, 1, 2, 3, 4]
+    assert np.flatnonzero(tables.special).tolist() == [0, 2, 3, 4]  # [UNK] is a word
     assert tables.random_ids.tolist() == [5, 6, 7, 8, 9]
-    ids = np.array([2, 5, 6, 7, 8, 3, 6, 9, 3])  # [CLS] un ##believ ##able the [SEP] ##believ ,
+    ids = np.array([2, 5, 6, 7, 8, 3, 6, 9, 1, 7, 3])
+    # [CLS] un ##believ ##able the [SEP] ##believ , [UNK] ##able [SEP]
     starts, ends, segment = masking.word_spans(ids, tables)
-    assert list(zip(starts.tolist(), ends.tolist())) == [(1, 4), (4, 5), (6, 7), (7, 8)]
+    assert list(zip(starts.tolist(), ends.tolist())) == [(1, 4), (4, 7), (7, 8), (8, 10)]
     with pytest.raises(ValueError, match="no whole-word rule for vocabulary type 'bpe'; "
                                          "known: sentencepiece, wordpiece"):
         masking.VocabularyTables.from_tokenizer(ProtocolTokenizer("bpe"))
@@ -133,8 +153,7 @@ def test_fit_first_lengths_follow_one_over_n_in_long_sequences():
     rng = np.random.default_rng(0)
     counts = np.zeros(3)
     for _ in range(40):
-        starts = np.arange(2000)
-        spans = masking.spans_fit_first(starts, starts + 1, np.zeros(2000, int), 300,
+        spans = masking.spans_fit_first(np.ones(2000, int), np.zeros(2000, int), 300,
                                         masking.ngram_probabilities(3), rng)
         counts += np.bincount([n for _, n in spans], minlength=4)[1:]
         assert sum(n for _, n in spans) == 300
@@ -154,7 +173,7 @@ def test_per_start_shortens_to_the_budget_and_skips_overlaps():
 
     crossed = 0
     for seed in range(300):
-        spans = masking.spans_per_start(starts, ends, segment, 5, np.array([0.0, 0.0, 1.0]),
+        spans = masking.spans_per_start(ends - starts, segment, 5, np.array([0.0, 0.0, 1.0]),
                                         np.random.default_rng(seed))
         words = [w for first, n in spans for w in range(first, first + n)]
         assert len(words) == len(set(words)) and sum(tokens(w, 1) for w in words) <= 5
@@ -194,7 +213,8 @@ def test_whole_words_and_specials(sample, tables):
         starts, ends, _ = masking.word_spans(original, tables)
         masked = np.zeros(len(original), bool)
         masked[instance.mask_positions] = True
-        per_word = [masked[s:e] for s, e in zip(starts, ends)]
+        word_token = ~tables.special[original]
+        per_word = [masked[s:e][word_token[s:e]] for s, e in zip(starts, ends)]
         assert all(w.all() or not w.any() for w in per_word)
         assert sum(w.all() for w in per_word) == instance.span_lengths.sum()
         assert not tables.special[original[instance.mask_positions]].any()

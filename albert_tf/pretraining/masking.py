@@ -5,18 +5,24 @@ the tokens (at most `max_predictions_per_seq`) as n-grams of whole WORDS and
 corrupts them BERT's way: 80% `[MASK]`, 10% a random ordinary token, 10%
 unchanged (decided per token, as in the reference).
 
-Words. A word is a piece that starts one plus the pieces that continue it.
-Which pieces continue a word is the vocabulary type's rule (`WORD_RULES`,
-chosen by the tokenizer's `vocabulary_type`): for SentencePiece, a piece
-without a leading "▁" that consists of ASCII letters only ("▁unbe" "liev"
-"able"); punctuation, digits and other pieces start a word of their own. That
-is google-research/albert's `_is_start_piece_sp` (in ALBERT's 30k-clean
-vocabulary the two rules differ on 9 pieces, "**", "://", "!!" and the like,
-none of which occurs in the shared Gutenberg corpus). For WordPiece, a piece
-that starts with "##" (the reference's `_is_start_piece_bert`). A word never
-continues across `[SEP]`; the reference glues a continuation piece that
-opens segment B (after truncation) to the last word of A, a rare case not
-reproduced.
+Words. A word is a piece that starts one plus the pieces that continue it,
+by the reference's rule on the pieces (google-research/albert's
+`is_start_piece`), chosen by the tokenizer's `vocabulary_type` (`WORD_RULES`).
+SentencePiece: a piece continues the word before it when it has no leading
+"▁", does not start with "<", is not a single punctuation character and
+consists of ASCII letters and punctuation only ("liev" in "▁unbe" "liev"
+"able", '"' "i" in '"I', "!!" after "▁what"); the reference's punctuation is
+ASCII's without "'", "<", "=" and ">" (so "'" "s" is a word of two pieces).
+WordPiece: a piece that starts with "##". Only `[CLS]`, `[SEP]`, `[MASK]` and
+`<pad>` belong to no word and are never masked. `<unk>` is a piece like any
+other: a word start (the reference sees the unknown text itself, and curly
+quotes, dashes and letters outside the vocabulary all start words), masked
+with the word, and the continuation pieces after it belong to its word
+("“" "well" in “Well). The one case where the text behind `<unk>` would
+continue a word instead, a run of ASCII punctuation outside the vocabulary
+such as "~~", is not distinguished. As in the reference, a continuation piece
+that opens segment B (after truncation) continues the last word of A: that
+word spans the middle `[SEP]`, which it does not include.
 
 N-gram placement (`ngram_placement`). The paper draws the length n of each
 span with p(n) = (1/n) / sum_k (1/k), k = 1..max_ngram (6/11, 3/11, 2/11 for 3).
@@ -28,7 +34,9 @@ span with p(n) = (1/n) / sum_k (1/k), k = 1..max_ngram (6/11, 3/11, 2/11 for 3).
   may cross the middle `[SEP]`. Skipping and shortening skew the realised
   lengths towards unigrams: masked runs of 1/2/3/4+ words are 54.1/26.7/15.9/
   3.3% on the shared Gutenberg corpus at 128 tokens (adjacent spans merge
-  into runs of 4+), the same in Google's output and here.
+  into runs of 4+), the same in Google's output and here, and 54.1/26.7/15.9/
+  3.3% in Google's output on text in typographic punctuation (5% `<unk>`),
+  where they stay the same only with `<unk>` in words.
 - `fit_first`: n is drawn first and the span placed at a random start where n
   whole words of one segment fit (none masked yet, within the budget); only
   when no such start exists is n shortened. The realised lengths follow p(n)
@@ -41,20 +49,23 @@ reference drew n from numpy's GLOBAL generator, `np.random.choice`, which its
 """
 
 import dataclasses
-import re
+import string
 
 import numpy as np
 
 UNDERLINE = "\u2581"
-_LETTERS = re.compile(r"[A-Za-z]+")
+# The reference's punctuation pieces and the characters a continuation piece consists of.
+PUNCTUATION = frozenset(string.punctuation) - frozenset("'<=>")
+_WORD_CHARACTERS = frozenset(string.ascii_lowercase) | PUNCTUATION
 MASK_PROB, RANDOM_PROB = 0.8, 0.1  # the rest (0.1) keeps the original token
 PER_START, FIT_FIRST = "per_start", "fit_first"
 NGRAM_PLACEMENTS = (PER_START, FIT_FIRST)
 
 
 def sentencepiece_continues_word(piece):
-    """"liev" in "▁unbe" "liev" "able": no "▁", ASCII letters only."""
-    return not piece.startswith(UNDERLINE) and bool(_LETTERS.fullmatch(piece))
+    """"liev" in "▁unbe" "liev" "able", "!!" in "▁what" "!!" (see the module docstring)."""
+    return (not piece.startswith((UNDERLINE, "<")) and piece not in PUNCTUATION
+            and all(c.lower() in _WORD_CHARACTERS for c in piece))
 
 
 def wordpiece_continues_word(piece):
@@ -75,9 +86,10 @@ class VocabularyTables:
     Attributes:
         continues_word: bool `(vocabulary_size,)`, True for pieces that
             continue the word before them.
-        special: bool `(vocabulary_size,)`, True for `<pad>`, `<unk>`,
-            `[CLS]`, `[SEP]`, `[MASK]`.
-        random_ids: int32, the ids a token may be replaced by (not special).
+        special: bool `(vocabulary_size,)`, True for `<pad>`, `[CLS]`,
+            `[SEP]`, `[MASK]`: in no word, never masked.
+        random_ids: int32, the ids a token may be replaced by (neither
+            special nor `<unk>`).
         cls_id, sep_id, mask_id: ids of `[CLS]`, `[SEP]`, `[MASK]`.
     """
 
@@ -89,14 +101,18 @@ class VocabularyTables:
     mask_id: int
 
     @classmethod
-    def from_pieces(cls, pieces, special_ids, cls_id, sep_id, mask_id,
+    def from_pieces(cls, pieces, special_ids, unk_id, cls_id, sep_id, mask_id,
                     continues_word=sentencepiece_continues_word):
-        """Tables from the pieces in id order, the ids that are special and the word rule."""
+        """Tables from the pieces in id order, the ids that are special, `<unk>`'s id and
+        the word rule."""
         continues = np.array([continues_word(p) for p in pieces], dtype=bool)
         special = np.zeros(len(pieces), dtype=bool)
         special[list(special_ids)] = True
         continues &= ~special
-        return cls(continues, special, np.flatnonzero(~special).astype(np.int32),
+        continues[unk_id] = False
+        replaceable = ~special
+        replaceable[unk_id] = False
+        return cls(continues, special, np.flatnonzero(replaceable).astype(np.int32),
                    int(cls_id), int(sep_id), int(mask_id))
 
     @classmethod
@@ -106,11 +122,10 @@ class VocabularyTables:
         if rule is None:
             raise ValueError(f"no whole-word rule for vocabulary type "
                              f"{tokenizer.vocabulary_type!r}; known: {', '.join(WORD_RULES)}")
-        special = {tokenizer.pad_id, tokenizer.unk_id, tokenizer.cls_id, tokenizer.sep_id,
-                   tokenizer.mask_id}
+        special = {tokenizer.pad_id, tokenizer.cls_id, tokenizer.sep_id, tokenizer.mask_id}
         pieces = [tokenizer.id_to_piece(i) for i in range(tokenizer.vocabulary_size)]
-        return cls.from_pieces(pieces, special, tokenizer.cls_id, tokenizer.sep_id,
-                               tokenizer.mask_id, rule)
+        return cls.from_pieces(pieces, special, tokenizer.unk_id, tokenizer.cls_id,
+                               tokenizer.sep_id, tokenizer.mask_id, rule)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -122,8 +137,8 @@ class MaskedSequence:
         positions: int32 `(num_masked,)`, ascending positions predicted.
         label_ids: int32 `(num_masked,)`, the original ids there.
         span_lengths: int32 `(num_spans,)`, words per n-gram, in placement order.
-        word_starts: bool `(seq_length,)`, True where a word starts (the
-            reference's `token_boundary`, which also marks `[CLS]`/`[SEP]`).
+        word_starts: bool `(seq_length,)`, the reference's `token_boundary`
+            (`token_boundary`).
     """
 
     token_ids: np.ndarray
@@ -150,18 +165,35 @@ def prediction_budget(seq_length, masked_lm_prob, max_predictions_per_seq):
 def word_spans(token_ids, tables):
     """`(starts, ends, segment)` of the words, each int64 `(num_words,)`.
 
-    Word w covers positions `starts[w]:ends[w]`; `segment[w]` counts the
-    special tokens before it, so words of different segments differ.
+    Word w's tokens are the positions in `starts[w]:ends[w]` that are not
+    special (only a word continued across the middle `[SEP]` has one inside);
+    `segment[w]` counts the special tokens before it.
     """
     special = tables.special[token_ids]
-    previous_special = np.concatenate([[True], special[:-1]])
-    is_start = ~special & (~tables.continues_word[token_ids] | previous_special)
-    starts = np.flatnonzero(is_start)
-    # A word ends where the next word or the next special token begins.
-    boundaries = np.append(np.flatnonzero(is_start | special), len(token_ids))
-    ends = boundaries[np.searchsorted(boundaries, starts, side="right")]
+    positions = np.flatnonzero(~special)
+    is_start = ~tables.continues_word[token_ids[positions]]
+    is_start[:1] = True  # a continuation piece with no word before it starts one
+    starts = positions[is_start]
+    # A word ends after its last token before the next word starts.
+    word = np.cumsum(is_start) - 1
+    last = np.searchsorted(word, np.arange(len(starts)), side="right") - 1
+    ends = positions[last] + 1
     segment = np.cumsum(special)[starts]
     return starts, ends, segment
+
+
+def word_sizes(token_ids, tables, starts, ends):
+    """Tokens of each word of `word_spans`, int64 `(num_words,)`."""
+    before = np.concatenate([[0], np.cumsum(~tables.special[token_ids])])
+    return before[ends] - before[starts]
+
+
+def token_boundary(token_ids, tables, starts):
+    """The reference's `token_boundary`, bool `(seq_length,)`: the special tokens and
+    the word starts that are start pieces (not a continuation piece opening A)."""
+    boundary = tables.special[token_ids].copy()
+    boundary[starts] = ~tables.continues_word[token_ids[starts]]
+    return boundary
 
 
 def _draw_lengths(probabilities, count, rng):
@@ -171,17 +203,17 @@ def _draw_lengths(probabilities, count, rng):
                       len(probabilities) - 1) + 1
 
 
-def spans_per_start(starts, ends, segment, budget, probabilities, rng):
-    """The reference's placement (see the module docstring); `segment` is unused:
-    spans may cross `[SEP]`.
+def spans_per_start(sizes, segment, budget, probabilities, rng):
+    """The reference's placement (see the module docstring) over words of `sizes`
+    tokens; `segment` is unused: spans may cross `[SEP]`.
 
     Returns:
         `list[(first_word, n)]` in placement order.
     """
     del segment
-    num_words = len(starts)
-    # Tokens of words w..w+n-1: before[w + n] - before[w] (they need not be adjacent).
-    before = np.concatenate([[0], np.cumsum(ends - starts)])
+    num_words = len(sizes)
+    # Tokens of words w..w+n-1: before[w + n] - before[w].
+    before = np.concatenate([[0], np.cumsum(sizes)])
     order = rng.permutation(num_words)
     drawn = _draw_lengths(probabilities, num_words, rng)  # one n per start, as the reference
     covered = np.zeros(num_words, dtype=bool)
@@ -201,29 +233,30 @@ def spans_per_start(starts, ends, segment, budget, probabilities, rng):
     return spans
 
 
-def _best_start(n, starts, ends, segment, covered, rank, room):
+def _best_start(n, before, segment, covered, rank, room):
     """The first word, in the random order `rank`, where an n-word span fits; -1 if none."""
-    count = len(starts) - n + 1
+    count = len(segment) - n + 1
     if count <= 0:
         return -1
     ok = segment[:count] == segment[n - 1:]
     for k in range(n):
         ok &= ~covered[k:k + count]
-    ok &= ends[n - 1:] - starts[:count] <= room
+    ok &= before[n:] - before[:count] <= room
     candidates = np.flatnonzero(ok)
     if not len(candidates):
         return -1
     return int(candidates[np.argmin(rank[candidates])])
 
 
-def spans_fit_first(starts, ends, segment, budget, probabilities, rng):
-    """Places whole-word n-grams, n drawn first, until `budget` tokens are covered
-    or nothing fits (see the module docstring).
+def spans_fit_first(sizes, segment, budget, probabilities, rng):
+    """Places whole-word n-grams over words of `sizes` tokens, n drawn first, until
+    `budget` tokens are covered or nothing fits (see the module docstring).
 
     Returns:
         `list[(first_word, n)]` in placement order.
     """
-    num_words = len(starts)
+    num_words = len(sizes)
+    before = np.concatenate([[0], np.cumsum(sizes)])
     rank = rng.permutation(num_words)
     drawn = _draw_lengths(probabilities, budget, rng)  # every span takes at least one token
     covered = np.zeros(num_words, dtype=bool)
@@ -231,14 +264,14 @@ def spans_fit_first(starts, ends, segment, budget, probabilities, rng):
     for n in drawn.tolist():
         if used >= budget:
             break
-        first = _best_start(n, starts, ends, segment, covered, rank, budget - used)
+        first = _best_start(n, before, segment, covered, rank, budget - used)
         while first < 0 and n > 1:  # shorten only when n words fit nowhere
             n -= 1
-            first = _best_start(n, starts, ends, segment, covered, rank, budget - used)
+            first = _best_start(n, before, segment, covered, rank, budget - used)
         if first < 0:
             break
         covered[first:first + n] = True
-        used += int(ends[first + n - 1] - starts[first])
+        used += int(before[first + n] - before[first])
         spans.append((first, n))
     return spans
 
@@ -265,11 +298,12 @@ def mask_sequence(token_ids, tables, rng, masked_lm_prob, max_predictions_per_se
     token_ids = np.asarray(token_ids, dtype=np.int32)
     starts, ends, segment = word_spans(token_ids, tables)
     budget = prediction_budget(len(token_ids), masked_lm_prob, max_predictions_per_seq)
-    spans = PLACEMENTS[ngram_placement](starts, ends, segment, budget,
-                                        ngram_probabilities(max_ngram), rng)
-    words = [w for first, n in spans for w in range(first, first + n)]
-    positions = np.sort(np.concatenate(
-        [np.arange(starts[w], ends[w]) for w in words] or [[]])).astype(np.int32)
+    spans = PLACEMENTS[ngram_placement](word_sizes(token_ids, tables, starts, ends), segment,
+                                        budget, ngram_probabilities(max_ngram), rng)
+    chosen = np.zeros(len(token_ids), dtype=bool)
+    for first, n in spans:
+        chosen[starts[first]:ends[first + n - 1]] = True
+    positions = np.flatnonzero(chosen & ~tables.special[token_ids]).astype(np.int32)
     labels = token_ids[positions]
     corrupted = token_ids.copy()
     draw = rng.random(len(positions))
@@ -277,7 +311,6 @@ def mask_sequence(token_ids, tables, rng, masked_lm_prob, max_predictions_per_se
     corrupted[positions] = np.where(draw < MASK_PROB, tables.mask_id,
                                     np.where(draw < MASK_PROB + RANDOM_PROB, replacements,
                                              labels))
-    word_starts = tables.special[token_ids].copy()
-    word_starts[starts] = True
     return MaskedSequence(corrupted, positions, labels,
-                          np.array([n for _, n in spans], dtype=np.int32), word_starts)
+                          np.array([n for _, n in spans], dtype=np.int32),
+                          token_boundary(token_ids, tables, starts))

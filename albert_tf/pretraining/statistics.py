@@ -6,9 +6,13 @@ albert_tf's records and google-research/albert's alike (read by
 `tests/test_pretraining_reference.py` holds the default sampling to the
 reference's, and how the table in the README's "Pretraining" section was made.
 
-Masked runs are counted in words: a run is a maximal sequence of masked words
-each starting where the one before ends (`[SEP]` ends a run). Adjacent spans
-merge into one run, so runs longer than `max_ngram` words occur.
+Masked runs are counted in words (`masking.word_spans`, the reference's
+words, `<unk>` among them): a run is a maximal sequence of masked words each
+starting where the one before ends (`[SEP]` ends a run, unless a word
+continues across it). Adjacent spans merge into one run, so runs longer than
+`max_ngram` words occur. The words are the same in both tools' records (the
+reference's `token_boundary` is `masking.token_boundary`, tested), so this
+measures either by the words it masked.
 """
 
 import numpy as np
