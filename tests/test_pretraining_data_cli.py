@@ -32,7 +32,10 @@ def test_run_prints_summary_and_is_byte_identical_across_processes(tmp_path):
     assert lines[1] == "documents:  3 per pass x 4 passes (dupe_factor)"
     for start in ("instances:", "tokens:", "masked:", "n-grams:", "throughput:"):
         assert any(line.startswith(start) for line in lines), (start, result.stdout)
-    assert "mask 8" in result.stdout and "1 word " in result.stdout
+    masked = re.search(r"mask (\d+\.\d)%, random (\d+\.\d)%, kept (\d+\.\d)%", result.stdout)
+    assert masked, result.stdout  # the 80/10/10 split of ~200 masked tokens
+    assert 70 < float(masked[1]) < 90 and 3 < float(masked[2]) < 17 and 3 < float(masked[3]) < 17
+    assert "1 word " in result.stdout
     # The progress line (not a terminal): documents of every pass, with the total.
     assert re.search(r"create pretraining data: (\d+)/\1 documents", result.stderr)
 

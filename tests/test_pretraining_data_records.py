@@ -227,7 +227,10 @@ def test_pipeline_is_determined_by_the_seed(tmp_path, tokenizer):
 def test_pipeline_nsp_mode(tmp_path, tokenizer):
     summary, _ = run_pipeline(tmp_path, tokenizer, "nsp", random_next_sentence=True,
                               dupe_factor=4)
-    assert 0.35 < summary.labels[1] / summary.instances < 0.65  # ~200 instances: sd 0.035
+    # Random next sentences are half the pairs; on this 24-document corpus single-sentence
+    # chunks (paired with another document, label 1) add more: over seeds 1-12 the share
+    # has mean 0.63 and sd 0.03-0.06 (measured with both masking rules), so 4 sd either side.
+    assert 0.40 < summary.labels[1] / summary.instances < 0.85
     assert "NSP" in summary.format()
 
 
