@@ -1,4 +1,4 @@
-"""Shared test setup: quiet TensorFlow, fixture paths, the slow tier."""
+"""Shared test setup: quiet TensorFlow, fixture paths, the slow tier, the budget."""
 
 import os
 
@@ -9,6 +9,9 @@ import pytest  # noqa: E402
 FIXTURES = os.path.join(os.path.dirname(__file__), "fixtures")
 REFERENCE_MODELS = os.path.join(FIXTURES, "reference_models")
 SHARED = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", "shared"))
+
+# budget.py: the default tier's CPU budget; pytester: for test_budget.py.
+pytest_plugins = ("budget", "pytester")
 
 
 def pytest_addoption(parser):

@@ -1,0 +1,93 @@
+"""The default tier's time budget: a pytest plugin (`pytest_plugins` in conftest.py).
+
+The default tier (`make test`) must stay within `BUDGET_CPU_S` seconds of CPU
+time. A test's cost is the CPU time (user + system) of its setup, call and
+teardown, in the pytest process and in the subprocesses it waited for
+(`resource.getrusage` of RUSAGE_SELF and RUSAGE_CHILDREN), so that a
+`python -m albert_tf.<command>` run counts as much as the same work done
+in-process, and a session-scoped fixture counts once, in the test that first
+needs it. Tests marked `slow` are not counted (they are the slow tier).
+
+CPU time rather than wall time: on a busy host (a shared 2-core machine, a CI
+runner with neighbours) wall time grows with everyone else's work, CPU time
+hardly at all, so the check fails for the suite's own growth, not for a busy
+neighbour. On an idle 2-core machine the default tier's wall time is about its
+CPU time (TensorFlow's tiny models keep one core busy at a time) and the budget
+leaves a margin below the 10 minutes the tier is allowed.
+
+When the counted tests' total exceeds the budget, the session fails (exit
+status 1) with one line naming the budget, the total and the slowest tests.
+Every run ends with a line of the total. `--cpu_budget=SECONDS` sets another
+budget for one run (0: no check), e.g. under a coverage tracer.
+"""
+
+import resource
+import time
+
+import pytest
+
+# The one place the budget is stated; see the module docstring and README's "Tests".
+BUDGET_CPU_S = 540.0
+SLOWEST_SHOWN = 5
+
+
+def cpu_seconds():
+    """User + system CPU seconds of this process and of its waited-for children."""
+    own = resource.getrusage(resource.RUSAGE_SELF)
+    children = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
+
+
+def verdict(costs, budget):
+    """The failure line for `costs` ({test id: CPU seconds}) over `budget`, or None."""
+    total = sum(costs.values())
+    if not budget or total <= budget:
+        return None
+    slowest = sorted(costs.items(), key=lambda item: -item[1])[:SLOWEST_SHOWN]
+    named = ", ".join(f"{name} {seconds:.0f} s" for name, seconds in slowest)
+    return (f"default-tier budget exceeded: the tests took {total:.0f} s of CPU, over the "
+            f"{budget:.0f} s budget (tests/budget.py BUDGET_CPU_S); slowest: {named}")
+
+
+def pytest_addoption(parser):
+    parser.addoption("--cpu_budget", type=float, default=BUDGET_CPU_S, metavar="SECONDS",
+                     help="CPU seconds the default tier's tests may take, else the session "
+                          f"fails (default {BUDGET_CPU_S:.0f}; 0: no check)")
+
+
+def pytest_configure(config):
+    config.pluginmanager.register(Budget(config.getoption("--cpu_budget")), "albert_tf_budget")
+
+
+class Budget:
+    """Adds up each default-tier test's CPU and wall seconds; fails the session over budget."""
+
+    def __init__(self, budget):
+        self.budget = budget
+        self.cpu = {}
+        self.wall = 0.0
+        self.message = None
+
+    @pytest.hookimpl(hookwrapper=True)
+    def pytest_runtest_protocol(self, item, nextitem):
+        cpu, wall = cpu_seconds(), time.perf_counter()
+        yield
+        if "slow" not in item.keywords:
+            self.cpu[item.nodeid] = self.cpu.get(item.nodeid, 0.0) + cpu_seconds() - cpu
+            self.wall += time.perf_counter() - wall
+
+    def pytest_sessionfinish(self, session, exitstatus):
+        if exitstatus not in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED):
+            return  # interrupted, or nothing collected: no total to judge
+        self.message = verdict(self.cpu, self.budget)
+        if self.message:
+            session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+    def pytest_terminal_summary(self, terminalreporter):
+        if not self.cpu:
+            return
+        terminalreporter.write_line(
+            f"default tier: {len(self.cpu)} tests, {sum(self.cpu.values()):.0f} s CPU "
+            f"(budget {self.budget:.0f} s), {self.wall:.0f} s wall")
+        if self.message:
+            terminalreporter.write_line(self.message, red=True, bold=True)
