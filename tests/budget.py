@@ -18,7 +18,8 @@ leaves a margin below the 10 minutes the tier is allowed.
 When the counted tests' total exceeds the budget, the session fails (exit
 status 1) with one line naming the budget, the total and the slowest tests.
 Every run ends with a line of the total. `--cpu_budget=SECONDS` sets another
-budget for one run (0: no check), e.g. under a coverage tracer.
+budget for one run (0: no check), e.g. under a coverage tracer;
+`--cpu_durations=N` lists the N tests that took the most CPU time.
 """
 
 import resource
@@ -53,17 +54,22 @@ def pytest_addoption(parser):
     parser.addoption("--cpu_budget", type=float, default=BUDGET_CPU_S, metavar="SECONDS",
                      help="CPU seconds the default tier's tests may take, else the session "
                           f"fails (default {BUDGET_CPU_S:.0f}; 0: no check)")
+    parser.addoption("--cpu_durations", type=int, default=0, metavar="N",
+                     help="list the N default-tier tests that took the most CPU time")
 
 
 def pytest_configure(config):
-    config.pluginmanager.register(Budget(config.getoption("--cpu_budget")), "albert_tf_budget")
+    config.pluginmanager.register(
+        Budget(config.getoption("--cpu_budget"), config.getoption("--cpu_durations")),
+        "albert_tf_budget")
 
 
 class Budget:
     """Adds up each default-tier test's CPU and wall seconds; fails the session over budget."""
 
-    def __init__(self, budget):
+    def __init__(self, budget, shown=0):
         self.budget = budget
+        self.shown = shown
         self.cpu = {}
         self.wall = 0.0
         self.message = None
@@ -89,5 +95,7 @@ class Budget:
         terminalreporter.write_line(
             f"default tier: {len(self.cpu)} tests, {sum(self.cpu.values()):.0f} s CPU "
             f"(budget {self.budget:.0f} s), {self.wall:.0f} s wall")
+        for name, seconds in sorted(self.cpu.items(), key=lambda item: -item[1])[:self.shown]:
+            terminalreporter.write_line(f"{seconds:8.2f} s CPU  {name}")
         if self.message:
             terminalreporter.write_line(self.message, red=True, bold=True)
