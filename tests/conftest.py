@@ -14,6 +14,15 @@ SHARED = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", "sh
 pytest_plugins = ("budget", "pytester")
 
 
+@pytest.fixture(scope="session")
+def spm_tokenizer():
+    """The fixture SentencePiece model's `AlbertTokenizer`, shared by the test files:
+    a new one takes seconds to build and to run for the first time."""
+    from albert_tf.tokenizer import AlbertTokenizer
+
+    return AlbertTokenizer(os.path.join(FIXTURES, "spm", "albert_30k_clean.model"))
+
+
 def pytest_addoption(parser):
     parser.addoption("--runslow", action="store_true", default=False,
                      help="also run the slow end-to-end tests")
