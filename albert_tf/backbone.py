@@ -48,7 +48,7 @@ class AlbertBackbone(keras.Model):
     >>> out = model({"token_ids": ops.ones((3, 7), "int32"),
     ...              "segment_ids": ops.zeros((3, 7), "int32"),
     ...              "padding_mask": ops.ones((3, 7), "int32")})
-    >>> out["sequence_output"].shape, out["pooled_output"].shape
+    >>> tuple(out["sequence_output"].shape), tuple(out["pooled_output"].shape)
     ((3, 7, 6), (3, 6))
     """
 

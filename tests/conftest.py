@@ -1,4 +1,4 @@
-"""Shared test setup: quiet TensorFlow, fixture paths, the slow tier."""
+"""Shared test setup: quiet TensorFlow, fixture paths, the slow tier, the budget."""
 
 import os
 
@@ -9,6 +9,18 @@ import pytest  # noqa: E402
 FIXTURES = os.path.join(os.path.dirname(__file__), "fixtures")
 REFERENCE_MODELS = os.path.join(FIXTURES, "reference_models")
 SHARED = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", "shared"))
+
+# budget.py: the default tier's CPU budget; pytester: for test_budget.py.
+pytest_plugins = ("budget", "pytester")
+
+
+@pytest.fixture(scope="session")
+def spm_tokenizer():
+    """The fixture SentencePiece model's `AlbertTokenizer`, shared by the test files:
+    a new one takes seconds to build and to run for the first time."""
+    from albert_tf.tokenizer import AlbertTokenizer
+
+    return AlbertTokenizer(os.path.join(FIXTURES, "spm", "albert_30k_clean.model"))
 
 
 def pytest_addoption(parser):

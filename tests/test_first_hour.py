@@ -11,7 +11,9 @@ import pytest
 
 import cli_helpers as cli
 import tasks
+from albert_tf.training import finetuning
 from albert_tf.training import settings as settings_lib
+from albert_tf.training.settings import FinetuneSettings
 
 MODULE = "albert_tf.finetune"
 
@@ -81,22 +83,36 @@ def _run_in(folder, *args):
                           timeout=300, cwd=folder, env=cli.env())
 
 
-def test_resume_does_not_depend_on_how_the_folder_is_spelled_or_where_it_is(tmp_path):
+def test_resume_does_not_depend_on_how_the_folder_is_spelled_or_where_it_is(tmp_path,
+                                                                            monkeypatch):
     model = cli.tiny_model(str(tmp_path))
     first = _run_in(tmp_path, *cli.rte_args("runs/ck", model, "--train_steps=4"))
     assert first.returncode == 0, first.stderr[-3000:]
     assert (tmp_path / "runs" / "ck" / "eval_results.json").exists()
+    # The command, with a spelling that differs in both ends of the path.
+    again = _run_in(tmp_path, *cli.rte_args("./runs/ck/", model, "--train_steps=4"))
+    assert again.returncode == 0, again.stderr[-3000:]
+    assert "this run is complete" in again.stdout
+    # What the command decides that from, for the other spellings (in-process).
+    monkeypatch.chdir(tmp_path)
     for spelling in ("runs/ck/", "./runs/ck", str(tmp_path / "runs" / "ck")):
-        again = _run_in(tmp_path, *cli.rte_args(spelling, model, "--train_steps=4"))
-        assert again.returncode == 0, again.stderr[-3000:]
-        assert "this run is complete" in again.stdout, spelling
+        assert settings_lib.has_progress(spelling), spelling
+        saved = settings_lib.load_saved(FinetuneSettings, spelling)
+        given = {"task": "rte", "output_dir": spelling, "data_dir": cli.RTE,
+                 "vocab_file": cli.SPM, "model": model, "train_steps": 4}
+        assert settings_lib.resume_conflicts(saved, given) == {}, spelling
+        assert finetuning.report_complete(spelling), spelling
     shutil.move(str(tmp_path / "runs" / "ck"), str(tmp_path / "moved"))
     moved = _run_in(tmp_path, "--output_dir=moved", "--do_eval")
     assert moved.returncode == 0, moved.stderr[-3000:]
     assert "resumed from step 4 of 4" in moved.stdout
 
 
-@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM], ids=["ctrl-c", "sigterm"])
+# Both signals become the KeyboardInterrupt that training turns into a saved step
+# (test_engine.py's test_resume_gives_the_uninterrupted_result, in-process); the
+# command is the same for both after that: Ctrl-C's run is in the slow tier.
+@pytest.mark.parametrize("signum", [pytest.param(signal.SIGINT, marks=pytest.mark.slow),
+                                    signal.SIGTERM], ids=["ctrl-c", "sigterm"])
 def test_an_interrupt_saves_the_current_step_and_says_how_to_resume(tmp_path, signum):
     out, model = tmp_path / "run", cli.tiny_model(tmp_path)
     args = cli.rte_args(out, model, "--train_steps=400", "--checkpoint_every=100")

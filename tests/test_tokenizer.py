@@ -19,8 +19,8 @@ REFERENCE = os.path.join(SPM_DIR, "tokenization_reference.jsonl")
 
 
 @pytest.fixture(scope="module")
-def graph_tok():
-    return AlbertTokenizer(MODEL)
+def graph_tok(spm_tokenizer):
+    return spm_tokenizer
 
 
 @pytest.fixture(scope="module")
@@ -50,8 +50,16 @@ def reference_encode(sp, text, lowercase=True):
     return [sp.piece_to_id(p) for p in out]
 
 
+_TRACED = []  # (tokenizer, its tokenize_with_offsets traced once: tracing takes seconds)
+
+
 def graph_offsets(tok, texts):
-    ids, starts, ends = tf.function(tok.tokenize_with_offsets)(tf.constant(texts))
+    traced = [f for t, f in _TRACED if t is tok]
+    if not traced:
+        traced = [tf.function(tok.tokenize_with_offsets,
+                              input_signature=[tf.TensorSpec([None], tf.string)])]
+        _TRACED.append((tok, traced[0]))
+    ids, starts, ends = traced[0](tf.constant(texts))
     return [(i.tolist(), s.tolist(), e.tolist())
             for i, s, e in zip(ids.numpy(), starts.numpy(), ends.numpy())]
 

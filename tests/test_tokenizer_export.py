@@ -20,8 +20,8 @@ CONTEXTS = ["Café Österreich was written in 1990, by ``Anna''.", "ΟΔΟΣ", "
 
 
 @pytest.fixture(scope="module")
-def tok():
-    return AlbertTokenizer(MODEL)
+def tok(spm_tokenizer):
+    return spm_tokenizer
 
 
 @pytest.fixture(scope="module")

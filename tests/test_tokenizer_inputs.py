@@ -27,8 +27,8 @@ ODD_INPUTS = [
 
 
 @pytest.fixture(scope="module")
-def graph_tok():
-    return AlbertTokenizer(MODEL)
+def graph_tok(spm_tokenizer):
+    return spm_tokenizer
 
 
 @pytest.fixture(scope="module")

@@ -13,7 +13,7 @@ import pytest
 import tensorflow as tf
 import tensorflow_text as tf_text
 
-from albert_tf.tokenizer import AlbertTokenizer, HostTokenizer, graph_ties, preprocess_text
+from albert_tf.tokenizer import HostTokenizer, graph_ties, preprocess_text
 from conftest import FIXTURES
 
 MODEL = os.path.join(FIXTURES, "spm", "albert_30k_clean.model")
@@ -35,13 +35,23 @@ AGREEING = ["2.666, 3.666 and 4.666", "zzzz zzz", "hmmm, 1111 and 2222",
 
 
 @pytest.fixture(scope="module")
-def graph_tok():
-    return AlbertTokenizer(MODEL)
+def graph_tok(spm_tokenizer):
+    return spm_tokenizer
 
 
 @pytest.fixture(scope="module")
 def host_tok():
     return HostTokenizer(MODEL)
+
+
+_TRACED = {}
+
+
+def _traced(tok):
+    """`tok` on a batch, in a tf.function traced once for the file (tracing takes seconds)."""
+    if "call" not in _TRACED:
+        _TRACED["call"] = tf.function(tok, input_signature=[tf.TensorSpec([None], tf.string)])
+    return _TRACED["call"]
 
 
 def _chained(units):
@@ -56,7 +66,7 @@ def test_2666_million(graph_tok, host_tok):
     expected = [40, 2744, 172, 9, 379, 3526, 507, 2175]  # ▁an ▁estimated ▁2 . 6 66 ...
     assert [host_tok.id_to_piece(i) for i in expected[2:6]] == ["\u25812", ".", "6", "66"]
     assert host_tok.encode(text) == expected
-    assert tf.function(graph_tok)(tf.constant([text]))[0].numpy().tolist() == expected
+    assert _traced(graph_tok)(tf.constant([text]))[0].numpy().tolist() == expected
     ids, starts, ends = graph_tok.tokenize_with_offsets(text)
     assert ids.numpy().tolist() == expected
     assert [text[s:e] for s, e in zip(starts.numpy(), ends.numpy())] == [
@@ -81,7 +91,7 @@ def test_ties_match_host(graph_tok, host_tok, text):
 
 def test_batch_equals_host_row_by_row(graph_tok, host_tok):
     texts = ["", DISAGREEING[0], "   ", _chained(3)] + DISAGREEING[1:]
-    ids = tf.function(graph_tok)(tf.constant(texts)).to_list()
+    ids = _traced(graph_tok)(tf.constant(texts)).to_list()
     assert ids == [host_tok.encode(t) for t in texts]
     ids, starts, ends = graph_tok.tokenize_with_offsets(texts)
     assert list(zip(ids.to_list(), starts.to_list(), ends.to_list())) == [

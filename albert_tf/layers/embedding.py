@@ -28,7 +28,7 @@ class AlbertEmbedding(keras.layers.Layer):
     Example:
     >>> layer = AlbertEmbedding(vocabulary_size=11, embedding_dim=4, hidden_dim=6,
     ...                         max_sequence_length=9, num_segments=2)
-    >>> layer(ops.ones((3, 7), "int32"), ops.zeros((3, 7), "int32")).shape
+    >>> tuple(layer(ops.ones((3, 7), "int32"), ops.zeros((3, 7), "int32")).shape)
     (3, 7, 6)
     """
 

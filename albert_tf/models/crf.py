@@ -20,7 +20,9 @@ class LinearChainCRF(keras.layers.Layer):
     """Transition, start and end scores of `num_tags` tags, learned.
 
     >>> crf = LinearChainCRF(3)
-    >>> tags = crf.decode(tf.zeros([2, 5, 3]), tf.constant([5, 2]))  # (2, 5) int32
+    >>> tags = crf.decode(tf.zeros([2, 5, 3]), tf.constant([5, 2]))
+    >>> tuple(tags.shape), tags.dtype.name
+    ((2, 5), 'int32')
     """
 
     def __init__(self, num_tags, **kwargs):

@@ -1,0 +1,108 @@
+"""The default tier's time budget: a pytest plugin (`pytest_plugins` in conftest.py).
+
+The default tier (`make test`) must stay within `BUDGET_CPU_S` seconds of CPU
+time. A test's cost is the CPU time (user + system) of its setup, call and
+teardown, in the pytest process and in the subprocesses it waited for
+(`resource.getrusage` of RUSAGE_SELF and RUSAGE_CHILDREN), so that a
+`python -m albert_tf.<command>` run counts as much as the same work done
+in-process, and a session-scoped fixture counts once, in the test that first
+needs it. Tests marked `slow` are not counted (they are the slow tier).
+
+CPU time rather than wall time: on a busy host (a shared 2-core machine, a CI
+runner with neighbours) wall time grows with everyone else's work, CPU time
+hardly at all (one run of this suite on a machine shared by eight test runs
+took 23 times its CPU time in wall time), so the check fails for the suite's
+own growth, not for a busy neighbour. Python and the tiny models' small ops
+keep mostly one core busy, so on an idle machine the wall time is near the CPU
+time.
+
+The budget: the tier's limit is 10 minutes on 2 cores; 2 x 600 s = 1,200 s of
+CPU is the most such a run can hold. The tier is not yet within it (CI took
+1,195 s of wall time for it before the last cuts), so the budget is its
+estimated present size with a margin, stopping further growth; lower it to the
+limit as tests move to smaller sizes or to the slow tier.
+
+When the counted tests' total exceeds the budget, the session fails (exit
+status 1) with one line naming the budget, the total and the slowest tests.
+Every run ends with a line of the total. `--cpu_budget=SECONDS` sets another
+budget for one run (0: no check), e.g. under a coverage tracer;
+`--cpu_durations=N` lists the N tests that took the most CPU time.
+"""
+
+import resource
+import time
+
+import pytest
+
+# The one place the budget is stated; see the module docstring and README's "Tests".
+BUDGET_CPU_S = 1500.0
+SLOWEST_SHOWN = 5
+
+
+def cpu_seconds():
+    """User + system CPU seconds of this process and of its waited-for children."""
+    own = resource.getrusage(resource.RUSAGE_SELF)
+    children = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
+
+
+def verdict(costs, budget):
+    """The failure line for `costs` ({test id: CPU seconds}) over `budget`, or None."""
+    total = sum(costs.values())
+    if not budget or total <= budget:
+        return None
+    slowest = sorted(costs.items(), key=lambda item: -item[1])[:SLOWEST_SHOWN]
+    named = ", ".join(f"{name} {seconds:.0f} s" for name, seconds in slowest)
+    return (f"default-tier budget exceeded: the tests took {total:.0f} s of CPU, over the "
+            f"{budget:.0f} s budget (tests/budget.py BUDGET_CPU_S); slowest: {named}")
+
+
+def pytest_addoption(parser):
+    parser.addoption("--cpu_budget", type=float, default=BUDGET_CPU_S, metavar="SECONDS",
+                     help="CPU seconds the default tier's tests may take, else the session "
+                          f"fails (default {BUDGET_CPU_S:.0f}; 0: no check)")
+    parser.addoption("--cpu_durations", type=int, default=0, metavar="N",
+                     help="list the N default-tier tests that took the most CPU time")
+
+
+def pytest_configure(config):
+    config.pluginmanager.register(
+        Budget(config.getoption("--cpu_budget"), config.getoption("--cpu_durations")),
+        "albert_tf_budget")
+
+
+class Budget:
+    """Adds up each default-tier test's CPU and wall seconds; fails the session over budget."""
+
+    def __init__(self, budget, shown=0):
+        self.budget = budget
+        self.shown = shown
+        self.cpu = {}
+        self.wall = 0.0
+        self.message = None
+
+    @pytest.hookimpl(hookwrapper=True)
+    def pytest_runtest_protocol(self, item, nextitem):
+        cpu, wall = cpu_seconds(), time.perf_counter()
+        yield
+        if "slow" not in item.keywords:
+            self.cpu[item.nodeid] = self.cpu.get(item.nodeid, 0.0) + cpu_seconds() - cpu
+            self.wall += time.perf_counter() - wall
+
+    def pytest_sessionfinish(self, session, exitstatus):
+        if exitstatus not in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED):
+            return  # interrupted, or nothing collected: no total to judge
+        self.message = verdict(self.cpu, self.budget)
+        if self.message:
+            session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+    def pytest_terminal_summary(self, terminalreporter):
+        if not self.cpu:
+            return
+        terminalreporter.write_line(
+            f"default tier: {len(self.cpu)} tests, {sum(self.cpu.values()):.0f} s CPU "
+            f"(budget {self.budget:.0f} s), {self.wall:.0f} s wall")
+        for name, seconds in sorted(self.cpu.items(), key=lambda item: -item[1])[:self.shown]:
+            terminalreporter.write_line(f"{seconds:8.2f} s CPU  {name}")
+        if self.message:
+            terminalreporter.write_line(self.message, red=True, bold=True)
