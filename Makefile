@@ -42,8 +42,12 @@ $(LOW_STAMP): constraints-lowest.txt pyproject.toml requirements-test.txt
 .PHONY: setup test test-all test-lowest demo bench
 setup: $(STAMP)
 
+# Test files are spread over TEST_WORKERS processes (pytest-xdist), a file's tests kept
+# together so that its module fixtures are built once.
+TEST_WORKERS ?= 4
+
 test: $(STAMP)
-	$(PY) -m pytest -q
+	$(PY) -m pytest -q -n $(TEST_WORKERS) --dist loadfile
 
 test-all: $(STAMP)
 	$(PY) -m pytest -q --runslow

@@ -61,3 +61,22 @@ def test_a_session_over_budget_fails_with_one_line(pytester):
     assert not any("budget exceeded" in l for l in within.outlines)
     unchecked = pytester.runpytest_inprocess("--cpu_budget=0")
     assert unchecked.ret == 0
+
+
+def test_the_budget_holds_across_xdist_workers(pytester, monkeypatch):
+    # `make test` runs the tier on several workers: each measures its tests, the
+    # controller adds them up and judges, once.
+    import os
+
+    here = os.path.dirname(os.path.abspath(budget.__file__))
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join(
+        [here, *filter(None, [os.environ.get("PYTHONPATH")])]))
+    pytester.makeconftest(CONFTEST)
+    pytester.makepyfile(test_suite=SUITE, test_other=SUITE.replace("test_busy", "test_too"))
+    over = pytester.runpytest_subprocess("-n", "2", "--cpu_budget=0.001")
+    assert over.ret == 1
+    over.assert_outcomes(passed=4)
+    failures = [l for l in over.outlines if l.startswith("default-tier budget exceeded")]
+    assert len(failures) == 1, over.outlines
+    assert any(l.startswith("default tier: 2 tests,") for l in over.outlines), over.outlines
+    assert pytester.runpytest_subprocess("-n", "2", "--cpu_budget=100").ret == 0
