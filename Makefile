@@ -23,7 +23,7 @@ $(BENCH_STAMP): requirements.txt bench/requirements-bench.txt
 	$(BENCH_VENV)/bin/python -m pip install -q -r requirements.txt -r bench/requirements-bench.txt
 	touch $(BENCH_STAMP)
 
-.PHONY: setup test test-all demo bench
+.PHONY: setup test test-all demo bench web-deps
 setup: $(STAMP)
 
 test: $(STAMP)
@@ -38,3 +38,11 @@ demo: $(STAMP)
 # Benchmarks against keras-hub and PyTorch transformers (installed only here).
 bench: $(BENCH_STAMP)
 	PYTHONPATH=. $(BENCH_VENV)/bin/python bench/run_all.py
+
+# The browser runtime of `albert-tf export --web` (LiteRT.js, SentencePiece
+# WebAssembly) and the headless-Chromium test driver, pinned by
+# package-lock.json; export copies the runtime files from node_modules.
+node_modules/.package-lock.json: package.json package-lock.json
+	npm ci --ignore-scripts --no-audit --no-fund
+
+web-deps: node_modules/.package-lock.json
