@@ -10,7 +10,9 @@ WebAssembly (`@sctg/sentencepiece-js`); the preprocessing, the digit-comma
 rule and the offsets are `tokenizer.js`'s.
 """
 
+import json
 import pathlib
+import shutil
 
 from albert_tf.tokenizer import normalization, wordpiece_chars
 
@@ -73,3 +75,112 @@ def tokenizer_tables(tokenizer):
     if tokenizer.vocabulary_type == "wordpiece":
         return _wordpiece_tables(tokenizer)
     raise ValueError(f"no web tokenizer for vocabulary type {tokenizer.vocabulary_type!r}")
+
+
+# --- The bundle -------------------------------------------------------------
+
+WEB_DIR = "web"  # inside the export's version folder
+MODEL_FILE, HEAD_FILE, TABLES_FILE = "model.tflite", "head.json", "tokenizer.json"
+DEFAULT_VARIANT = "dynamic_int8"
+VARIANTS = ("float32", "float16", "dynamic_int8")  # full-integer int8 needs calibration data
+NODE_MODULES_HINT = "run `make web-deps` (npm ci) in the albert_tf checkout"
+
+# (package file under node_modules, file in the bundle, {import to rewrite: new import}).
+# LiteRT.js chooses its WebAssembly build by the browser's features: the
+# threaded one needs cross-origin isolation, which a plain static server does
+# not give, so the plain and the compatibility builds are what a page uses.
+RUNTIME_FILES = (
+    ("@litertjs/core/dist/index.js", "runtime/litert.js",
+     {'from "@litertjs/wasm-utils"': 'from "./wasm-utils.js"'}),
+    ("@litertjs/wasm-utils/dist/bundle.js", "runtime/wasm-utils.js", {}),
+    ("@litertjs/core/wasm/litert_wasm_internal.js", "runtime/wasm/litert_wasm_internal.js", {}),
+    ("@litertjs/core/wasm/litert_wasm_internal.wasm", "runtime/wasm/litert_wasm_internal.wasm", {}),
+    ("@litertjs/core/wasm/litert_wasm_compat_internal.js",
+     "runtime/wasm/litert_wasm_compat_internal.js", {}),
+    ("@litertjs/core/wasm/litert_wasm_compat_internal.wasm",
+     "runtime/wasm/litert_wasm_compat_internal.wasm", {}),
+    # Its Node-only imports (the page passes the model's bytes itself).
+    ("@sctg/sentencepiece-js/dist/index.js", "runtime/sentencepiece.js",
+     {"import * as fs from 'fs';": "const fs = {};",
+      "import { Buffer as Buffer$1 } from 'buffer';": "const Buffer$1 = undefined;"}),
+)
+ASSET_FILES = ("albert.js", "tokenizer.js", "index.html")
+
+
+def node_modules():
+    """The checkout's node_modules folder (where `make web-deps` installs)."""
+    return pathlib.Path(__file__).resolve().parents[2] / "node_modules"
+
+
+def check_runtime(root=None):
+    """Raises a one-line `FileNotFoundError` when a runtime file is missing."""
+    root = pathlib.Path(root or node_modules())
+    for source, _, _ in RUNTIME_FILES:
+        if not (root / source).is_file():
+            raise FileNotFoundError(f"--web needs {root / source}: {NODE_MODULES_HINT}")
+
+
+def head_settings(module):
+    """What the page needs of the task: its inputs, its decoding, its labels."""
+    from albert_tf.export.classification import ClassifierServing, MultiLabelServing
+
+    if not isinstance(module, ClassifierServing):
+        raise ValueError(f"--web: exports of {type(module).__name__} have no web page yet "
+                         "(classification, multi-label and regression exports do)")
+    if isinstance(module, MultiLabelServing):
+        kind, extra = "multi_label", {"threshold": module.threshold}
+    elif module.labels is None:
+        kind, extra = "regression", {}
+    else:
+        kind, extra = "classification", {}
+    return dict(kind=kind, inputs=["text_a", "text_b"] if module.pair else ["text"],
+                labels=None if module.labels is None else list(module.labels),
+                max_seq_length=int(module.max_seq_length), token_inputs=list(module.input_names),
+                **extra)
+
+
+def _vocabulary_file(tokenizer):
+    if tokenizer.vocabulary_type == "sentencepiece":
+        return "vocab.model", tokenizer.proto
+    return "vocab.txt", "".join(t + "\n" for t in tokenizer.tokens).encode("utf-8")
+
+
+def write(module, host_tokenizer, folder, variant=DEFAULT_VARIANT, runtime=None):
+    """Writes the web bundle of a serving module into `folder` (created).
+
+    Returns a description of it (JSON-able): its files and their sizes.
+    """
+    from albert_tf.export import tflite
+
+    check_runtime(runtime)
+    head = head_settings(module)
+    runtime = pathlib.Path(runtime or node_modules())
+    folder = pathlib.Path(folder)
+    (folder / "runtime" / "wasm").mkdir(parents=True)
+    # Batch 1: LiteRT.js runs a model at the shapes it was converted with.
+    described = tflite.write(module, str(folder / MODEL_FILE), variant, batch_size=1)
+    vocab_name, vocab_bytes = _vocabulary_file(host_tokenizer)
+    (folder / vocab_name).write_bytes(vocab_bytes)
+    head.update(vocabulary=vocab_name, model=MODEL_FILE, variant=described["variant"],
+                special=_special_ids(host_tokenizer))
+    (folder / HEAD_FILE).write_text(json.dumps(head, indent=1), encoding="utf-8")
+    (folder / TABLES_FILE).write_text(
+        json.dumps(tokenizer_tables(host_tokenizer), separators=(",", ":"), ensure_ascii=False),
+        encoding="utf-8")
+    for source, target, rewrites in RUNTIME_FILES:
+        data = (runtime / source).read_bytes()
+        if rewrites:
+            text = data.decode("utf-8")
+            for old, new in rewrites.items():
+                if old not in text:
+                    raise ValueError(f"{runtime / source}: not the pinned version (no {old!r}); "
+                                     f"{NODE_MODULES_HINT}")
+                text = text.replace(old, new)
+            data = text.encode("utf-8")
+        (folder / target).write_bytes(data)
+    for name in ASSET_FILES:
+        shutil.copyfile(ASSETS / name, folder / name)
+    sizes = {str(p.relative_to(folder)): p.stat().st_size for p in sorted(folder.rglob("*"))
+             if p.is_file()}
+    return {"folder": WEB_DIR, "variant": described["variant"], "task": head["kind"],
+            "bytes": sum(sizes.values()), "files": sizes}
