@@ -53,23 +53,23 @@ def _check(tmp_path, tokenizer, vocab_path, texts):
 
 def _sources(name, vocab):
     """The copied fixtures, then ../shared's references where they exist and differ."""
-    out = [FIXTURES / name]
+    out = [pytest.param(FIXTURES / name, id="fixtures")]
     shared = SHARED / name
-    if shared.exists() and any((shared / f).read_bytes() != (out[0] / f).read_bytes()
+    if shared.exists() and any((shared / f).read_bytes() != (FIXTURES / name / f).read_bytes()
                                for f in (vocab, "tokenization_reference.jsonl")):
-        out.append(shared)
+        out.append(pytest.param(shared, marks=pytest.mark.slow, id="shared"))
     return out
 
 
 @pytest.mark.skipif(not SPM_WASM.exists(), reason="node_modules is missing: run `make web-deps`")
-@pytest.mark.parametrize("source", _sources("spm", "albert_30k_clean.model"), ids=lambda p: p.parent.name)
+@pytest.mark.parametrize("source", _sources("spm", "albert_30k_clean.model"))
 def test_sentencepiece_matches_host(tmp_path, source):
     model = source / "albert_30k_clean.model"
     tokenizer = HostTokenizer(str(model))
     _check(tmp_path, tokenizer, model, _references(source / "tokenization_reference.jsonl") + HOSTILE)
 
 
-@pytest.mark.parametrize("source", _sources("wordpiece", "vocab.txt"), ids=lambda p: p.parent.name)
+@pytest.mark.parametrize("source", _sources("wordpiece", "vocab.txt"))
 def test_wordpiece_matches_host(tmp_path, source):
     vocab = source / "vocab.txt"
     tokenizer = HostWordPieceTokenizer(str(vocab))
