@@ -12,6 +12,7 @@ rule and the offsets are `tokenizer.js`'s.
 
 import json
 import pathlib
+import re
 import shutil
 
 from albert_tf.tokenizer import normalization, wordpiece_chars
@@ -107,6 +108,19 @@ RUNTIME_FILES = (
 ASSET_FILES = ("albert.js", "tokenizer.js", "index.html")
 
 
+# The sample models the SentencePiece package embeds (3.3 MB of base64) that
+# the page never uses: it loads the export's own vocabulary.
+_SAMPLE_MODELS = re.compile(rb'((?:const|var|let) (?:clean_30k|llama_3_1_tokeniser|smart)_b64 = )"[^"]*"')
+
+
+def _without_sample_models(data, path):
+    data, count = _SAMPLE_MODELS.subn(rb'\1""', data)
+    if count != 3:
+        raise ValueError(f"{path}: not the pinned version (sample models not found); "
+                         f"{NODE_MODULES_HINT}")
+    return data
+
+
 def node_modules():
     """The checkout's node_modules folder (where `make web-deps` installs)."""
     return pathlib.Path(__file__).resolve().parents[2] / "node_modules"
@@ -177,6 +191,8 @@ def write(module, host_tokenizer, folder, variant=DEFAULT_VARIANT, runtime=None)
                                      f"{NODE_MODULES_HINT}")
                 text = text.replace(old, new)
             data = text.encode("utf-8")
+        if target == "runtime/sentencepiece.js":
+            data = _without_sample_models(data, runtime / source)
         (folder / target).write_bytes(data)
     for name in ASSET_FILES:
         shutil.copyfile(ASSETS / name, folder / name)
