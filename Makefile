@@ -39,7 +39,7 @@ $(LOW_STAMP): constraints-lowest.txt pyproject.toml requirements-test.txt
 		-r requirements-test.txt
 	touch $(LOW_STAMP)
 
-.PHONY: setup test test-all test-lowest demo bench
+.PHONY: setup test test-all test-lowest demo bench web-deps
 setup: $(STAMP)
 
 # Test files are spread over TEST_WORKERS processes (pytest-xdist), a file's tests kept
@@ -61,3 +61,11 @@ demo: $(STAMP)
 # Benchmarks against keras-hub and PyTorch transformers (installed only here).
 bench: $(BENCH_STAMP)
 	PYTHONPATH=. $(BENCH_VENV)/bin/python bench/run_all.py
+
+# The browser runtime of `albert-tf export --web` (LiteRT.js, SentencePiece
+# WebAssembly) and the headless-Chromium test driver, pinned by
+# package-lock.json; export copies the runtime files from node_modules.
+node_modules/.package-lock.json: package.json package-lock.json
+	npm ci --ignore-scripts --no-audit --no-fund
+
+web-deps: node_modules/.package-lock.json

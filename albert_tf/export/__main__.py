@@ -49,6 +49,11 @@ flags.DEFINE_string("calibration_split", None,
                     "Where the int8 variant's calibration examples come from (default: the "
                     "task's training split).")
 flags.DEFINE_integer("calibration_examples", 128, "How many calibration examples (int8).")
+flags.DEFINE_boolean("web", False,
+                     "Also write web/: the page, albert.js, the tokenizer, the TFLite model "
+                     "(--web_variant) and the LiteRT.js runtime, served as static files.")
+flags.DEFINE_string("web_variant", "dynamic_int8",
+                    "The TFLite variant of web/: float32, float16 or dynamic_int8.")
 
 
 def main(argv):
@@ -74,6 +79,13 @@ def _check_flags():
     if "int8" in FLAGS.tflite_variants and not FLAGS.eval_data:
         raise ValueError("--tflite_variants=int8 (full-integer) calibrates on the task's data: "
                          "give --eval_data=the task's data folder")
+    if FLAGS.web:
+        from albert_tf.export import web
+
+        if FLAGS.web_variant not in web.VARIANTS:
+            raise ValueError(f"--web_variant: unknown variant {FLAGS.web_variant!r}; choose "
+                             f"from {', '.join(web.VARIANTS)}")
+        web.check_runtime()
     if FLAGS.eval_data and not os.path.isdir(FLAGS.eval_data):
         raise FileNotFoundError(f"--eval_data: no such folder {FLAGS.eval_data}")
     for name in ("eval_examples", "calibration_examples"):
@@ -101,12 +113,23 @@ def _export():
         with precision.compute_in(chosen["compute"]):
             saved_module, _ = finetuned.build_serving_module(model_dir, **task_options)
     info.update(version=version, precision=chosen)
+    web_bundle = _web_bundle(module, model_dir) if FLAGS.web else None
     exporter.write_export(
         module, info, target, FLAGS.tflite, FLAGS.quantize, saved_module=saved_module,
         tflite_variants=tuple(dict.fromkeys(FLAGS.tflite_variants)),
         representative=data and data.calibration(module.input_names),
-        evaluate=data and data.evaluate(module.input_names))
+        evaluate=data and data.evaluate(module.input_names), web=web_bundle)
     return target, info.get("evaluation")
+
+
+def _web_bundle(module, model_dir):
+    """The function writing web/ (its task checked now, before any long work)."""
+    from albert_tf.checkpoints import load_tokenizer
+    from albert_tf.export import web
+
+    web.head_settings(module)
+    host = load_tokenizer(model_dir, host=True)
+    return lambda folder: web.write(module, host, folder, FLAGS.web_variant)
 
 
 def _describe(evaluation):

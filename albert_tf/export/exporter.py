@@ -70,7 +70,7 @@ def tflite_variant_file(variant):
 
 
 def write_export(module, info, target, tflite=False, quantize=False, *, saved_module=None,
-                 tflite_variants=(), representative=None, evaluate=None):
+                 tflite_variants=(), representative=None, evaluate=None, web=None):
     """Writes the SavedModel of a serving module into the version folder `target`.
 
     tflite: also write `model.tflite` (the `encoded` signature at
@@ -83,6 +83,8 @@ def write_export(module, info, target, tflite=False, quantize=False, *, saved_mo
     says which); TFLite is always converted from `module`, in float32.
     evaluate: a function (folder, info) -> JSON-able, called once every file
     is written; its result is stored as `info["evaluation"]`.
+    web: a function (folder) -> JSON-able writing the web bundle into `web/`
+    (`albert_tf.export.web.write`); its result is stored as `info["web"]`.
     The folder appears complete or not at all: it is built beside its final
     place and renamed at the end.
     """
@@ -92,6 +94,8 @@ def write_export(module, info, target, tflite=False, quantize=False, *, saved_mo
         for variant in tflite_variants:
             info.setdefault("tflite_variants", {})[variant] = tflite_lib.write(
                 module, os.path.join(tmp, tflite_variant_file(variant)), variant, representative)
+        if web is not None:
+            info["web"] = web(os.path.join(tmp, "web"))
         save_module(saved_module or module, info, tmp)
         if evaluate is not None:
             info["evaluation"] = evaluate(tmp, info)

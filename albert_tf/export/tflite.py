@@ -28,16 +28,19 @@ from albert_tf.export.precision import TFLITE_VARIANTS
 SIGNATURE = "encoded"
 
 
-def _fixed_length_module(module):
-    """A module with only `encoded`, its inputs fixed to `max_seq_length` tokens."""
+def _fixed_length_module(module, batch_size=None):
+    """A module with only `encoded`, its inputs fixed to `max_seq_length` tokens
+    (and to `batch_size` rows when given: runtimes that cannot resize, LiteRT.js)."""
     fixed = tf.Module(name="albert_tflite")
     names = module.input_names
 
     def encoded(*tensors):
         return module.run_model(dict(zip(names, tensors)))
 
-    function = tf.function(encoded, autograph=False, input_signature=token_specs(
-        names, module.max_seq_length)).get_concrete_function()
+    specs = [tf.TensorSpec([batch_size, module.max_seq_length], s.dtype, name=s.name)
+             for s in token_specs(names, module.max_seq_length)]
+    function = tf.function(encoded, autograph=False,
+                           input_signature=specs).get_concrete_function()
     # Saved through the captures (see `ServingModule`): else the converter finds no weights.
     fixed.captured_variables = list(function.variables)
     return fixed, function
@@ -92,14 +95,14 @@ def _configure(converter, variant, module, representative):
         converter.target_spec.supported_ops = [tf.lite.OpsSet.TFLITE_BUILTINS_INT8]
 
 
-def convert(module, quantize=False, representative=None):
+def convert(module, quantize=False, representative=None, batch_size=None):
     """The TFLite flatbuffer (bytes) of a `ServingModule`'s model.
 
     quantize: the variant (see `variant_name`). representative: for `int8`,
     a dict of the model's inputs, int32 `(examples, max_seq_length)` each.
     """
     variant = variant_name(quantize)
-    fixed, function = _fixed_length_module(module)
+    fixed, function = _fixed_length_module(module, batch_size)
     with tempfile.TemporaryDirectory() as tmp:
         tf.saved_model.save(fixed, tmp, signatures={SIGNATURE: function})
         converter = tf.lite.TFLiteConverter.from_saved_model(tmp, signature_keys=[SIGNATURE])
@@ -120,10 +123,10 @@ def _first_error(error):
     return lines[0] if lines else str(error).strip().splitlines()[0]
 
 
-def write(module, path, quantize=False, representative=None):
+def write(module, path, quantize=False, representative=None, batch_size=None):
     """Writes `path` (.tflite); returns a description of it (JSON-able)."""
     variant = variant_name(quantize)
-    flatbuffer = convert(module, variant, representative)
+    flatbuffer = convert(module, variant, representative, batch_size)
     with open(path, "wb") as f:
         f.write(flatbuffer)
     described = {"file": os.path.basename(path), "quantized": variant != "float32",

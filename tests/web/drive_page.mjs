@@ -1,0 +1,54 @@
+// node drive_page.mjs URL CASES OUT: opens the web export's page in headless
+// Chromium, types each case's inputs (a JSON object per line: input name ->
+// text), presses Predict, and writes the answers (one JSON per line) to OUT.
+import fs from "fs";
+import os from "os";
+import path from "path";
+import { fileURLToPath } from "url";
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
+const puppeteer = (await import(path.join(root, "node_modules/puppeteer-core/lib/esm/puppeteer/puppeteer-core.js"))).default;
+const [url, casesPath, outPath] = process.argv.slice(2);
+const cases = fs.readFileSync(casesPath, "utf8").split("\n").filter((l) => l).map((l) => JSON.parse(l));
+const profile = fs.mkdtempSync(path.join(os.tmpdir(), "albert-chromium-"));
+const browser = await puppeteer.launch({
+  executablePath: process.env.CHROMIUM || "/usr/bin/chromium",
+  headless: true,
+  args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+    "--disable-background-networking", "--disable-component-update", "--disable-sync",
+    `--user-data-dir=${profile}`],
+});
+const answers = [];
+try {
+  const page = await browser.newPage();
+  const errors = [];
+  page.on("pageerror", (e) => errors.push(String(e)));
+  const started = Date.now();
+  await page.goto(url);
+  await page.waitForSelector("body[data-state=ready], body[data-state=failed]", { timeout: 120000 });
+  const state = await page.$eval("body", (b) => b.dataset.state);
+  if (state !== "ready") {
+    throw new Error("page failed: " + await page.$eval("#status", (e) => e.textContent) + errors.join("; "));
+  }
+  const ready = Date.now() - started;
+  for (const inputs of cases) {
+    for (const [name, text] of Object.entries(inputs)) {
+      const selector = `#input-${name}`;
+      await page.$eval(selector, (e) => { e.value = ""; });
+      if (text.length <= 40) {
+        await page.type(selector, text);
+      } else {  // typing a long text key by key takes too long
+        await page.$eval(selector, (e, t) => { e.value = t; }, text);
+      }
+    }
+    await page.$eval("body", (b) => { b.dataset.state = "busy"; });
+    await page.click("#predict");
+    await page.waitForSelector("body[data-state=answered]", { timeout: 60000 });
+    const typed = await page.$$eval("textarea", (all) => Object.fromEntries(all.map((e) => [e.name, e.value])));
+    answers.push({ typed, answer: JSON.parse(await page.$eval("#answer", (e) => e.textContent)) });
+  }
+  fs.writeFileSync(outPath, JSON.stringify({ ready_ms: ready, answers }));
+} finally {
+  await browser.close();
+  fs.rmSync(profile, { recursive: true, force: true });
+}
