@@ -257,7 +257,9 @@ class TextTask(Task):
             report.write_confusion_png(results["confusion_matrix"], path,
                                        f"{self.name}: {split} ({results['examples']} rows)")
             results["confusion_matrix_png"] = path
-        step = update_step(run.model) if run.model.optimizer else 0
+        # The step of the model being trained: `run.model` may be a reference
+        # (a distillation teacher), evaluated uncompiled.
+        step = update_step(run.trainee)
         write_scalars(os.path.join(run.output_dir, TENSORBOARD_DIR), step,
                       report.tensorboard_scalars(results), f"eval_{split}")
 

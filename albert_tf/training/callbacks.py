@@ -19,8 +19,10 @@ class TrainingInterrupted(RunStopped):
 
 
 def update_step(model):
-    """Optimizer updates done so far (micro-batches / accumulation steps)."""
-    return int(model.optimizer.iterations.numpy())
+    """Optimizer updates done so far (micro-batches / accumulation steps); 0 for
+    a model never compiled (a distillation teacher, a model loaded to predict)."""
+    optimizer = getattr(model, "optimizer", None)
+    return int(optimizer.iterations.numpy()) if optimizer is not None else 0
 
 
 class PerStepLoss(keras.callbacks.Callback):
