@@ -76,6 +76,9 @@ class Task(abc.ABC):
     train_split = "train"
     eval_splits = ("dev",)
     test_splits = ("test",)
+    # Test splits that carry labels (RACE's, C3's): with --do_predict they are
+    # scored as well as predicted. A test split is read only when a run predicts.
+    scored_test_splits = ()
     # An `albert_tf.settings.Settings` class of the task's own options, or None.
     options_class = None
 

@@ -298,6 +298,8 @@ def run(task, settings, verbose=True, make_run=Run):
     if settings.do_predict:
         results["predictions"] = {split: task.write_predictions(current, split)
                                   for split in task.test_splits}
+        for split in task.scored_test_splits:
+            results[split] = task.evaluate(current, split)
     if setup.chief:
         _write_json(os.path.join(settings.output_dir, RESULTS_FILE), results)
         save_finetuned(current.model, task, current.saved_settings(),
