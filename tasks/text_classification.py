@@ -286,8 +286,13 @@ class TextTask(Task):
         pair = bool(options.text_pair_column)
         saved = _saved_head(model_dir) or {}
         labels = tuple(saved["labels"]) if saved.get("labels") else model.labels
-        info = {"inputs": ["text_a", "text_b"] if pair else ["text"],
-                "labels": None if labels is None else list(labels), "multi_label": multi}
+        inputs = ["text_a", "text_b"] if pair else ["text"]
+        trained = [options.text_column, options.text_pair_column] if pair else \
+            [options.text_column]
+        info = {"inputs": inputs, "labels": None if labels is None else list(labels),
+                "multi_label": multi,
+                # The training file's columns, which predict takes for the inputs.
+                "columns": {n: c for n, c in zip(inputs, trained) if n != c}}
         if not multi:
             return ClassifierServing(model, tokenizer, settings.max_seq_length, labels,
                                      pair), info

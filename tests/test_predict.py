@@ -65,9 +65,9 @@ def test_jsonl_file_in_batches_with_the_highest_version(tmp_path, tmp_path_facto
 
 
 @pytest.mark.parametrize("name,content,error", [
-    ("q.tsv", "id\tquestion\tcontent\n1\twho\tx\n", r"q.tsv:1 \(the header\): missing 'context'"),
-    ("q.tsv", "question\tcontext\nwho\tx\nwhy\n", r"q.tsv:3: 1 tab-separated fields, the header "
-                                                   r"\(line 1\) names 2"),
+    ("q.tsv", "id\tquestion\tcontent\n1\twho\tx\n", r"q.tsv:2: missing 'context'"),
+    ("q.tsv", "question\tcontext\nwho\tx\nwhy\n", r"q.tsv:3: expected 2 fields \(columns "
+                                                   r"question, context\), got 1"),
     ("q.jsonl", '{"question": "a", "context": "b"}\n\n{"question": "a", "context": \n',
      r"q.jsonl:3: not JSON \(Expecting value at column 30\)"),
     ("q.jsonl", '{"question": "a", "context": "b"}\n{"question": "a"}\n',
@@ -119,3 +119,31 @@ def test_flags_stdin_tsv_and_a_finetuned_folder(tmp_path, tmp_path_factory):
         result = _predict(f"--model={model}", f"--input={tsv}")
         assert result.returncode == 0, result.stderr[-3000:]
         _check(_lines(result.stdout), squad[0], [dict(r, id=str(r.get("id", ""))) for r in ROWS])
+
+
+def _rows(text, name, columns=None, names=("text",)):
+    from albert_tf.io_utils import numbered_lines
+    from albert_tf.predict import read_rows
+
+    path = os.path.join(os.environ.get("TMPDIR", "/tmp"), name)
+    with open(path, "w", encoding="utf-8") as f:
+        f.write(text)
+    return [row for _, row in read_rows(numbered_lines(path), path, names, columns=columns)]
+
+
+def test_predict_reads_rows_as_training_reads_them(tmp_path, monkeypatch):
+    monkeypatch.setenv("TMPDIR", str(tmp_path))
+    columns = {"text": "sentence"}
+    # CSV and TSV with a header, quoted fields, the training column's name.
+    csv_rows = _rows('id,sentence,label\n1,"A fine, long film.",pos\n2,Dull,neg\n', "x.csv",
+                     columns)
+    assert [(r["id"], r["text"]) for r in csv_rows] == [("1", "A fine, long film."),
+                                                        ("2", "Dull")]
+    assert _rows("sentence\tlabel\nGood\tpos\n", "x.tsv", columns)[0]["text"] == "Good"
+    assert _rows('{"sentence": "Good"}\n', "x.jsonl", columns)[0]["text"] == "Good"
+    assert _rows('{"text": "Good"}\n', "x.jsonl", columns)[0]["text"] == "Good"
+    with pytest.raises(ValueError, match=r"x.jsonl:1: missing 'text' \(the model takes text; "
+                                         r"trained on the columns text: 'sentence'\)"):
+        _rows('{"review": "Good"}\n', "x.jsonl", columns)
+    with pytest.raises(ValueError, match=r"x.csv:3: expected 2 fields \(columns a, b\), got 1"):
+        _rows("a,b\nx,y\nz\n", "x.csv", names=("a",))
