@@ -21,7 +21,9 @@ from albert_tf.io_utils import atomic_file
 from albert_tf.progress import Progress
 from albert_tf.checkpoints import load_tokenizer
 from albert_tf.training import engine
-from albert_tf.training.run_folder import FEATURES_DIR, MODEL_DIR, RESULTS_FILE, SETTINGS_FILE
+from albert_tf.training.run_folder import (CHECKPOINT_DIR, CHECKPOINT_RESULTS_FILE,
+                                           FEATURES_DIR, MODEL_DIR, RESULTS_FILE, SETTINGS_FILE,
+                                           has_progress)
 from albert_tf.training.settings import DEFAULT_MODEL
 from albert_tf.training.setup import start_run
 
@@ -209,6 +211,22 @@ class Run:
                                             enabled=self._reporting()))
         return self._outputs[split]
 
+    def restore_checkpoint(self):
+        """Without training (`--do_train=false`): the run's newest checkpoint
+        restored, if it has one; returns its update step, or None."""
+        directory = os.path.join(self.output_dir, CHECKPOINT_DIR)
+        if not has_progress(self.output_dir) or not os.path.isdir(directory):
+            return None
+        manager = engine.checkpoint_manager(self.trainee, self.strategy, directory)
+        step = engine.restore_latest(manager, directory)
+        self._outputs.clear()
+        if self._reporting():
+            total = self.settings.train_steps
+            print(f"using the checkpoint of step {step} of {total}" + (
+                " (the run stopped there: --output_dir alone resumes its training)"
+                if step < total else ""), flush=True)
+        return step
+
     def train(self, verbose=True):
         features = self.training_features()
         make_dataset = engine.planned_dataset(self.strategy, features, self.settings,
@@ -290,8 +308,13 @@ def run(task, settings, verbose=True, make_run=Run):
                "replicas": setup.replicas}
     if settings.do_eval:
         results.update(current.reference_results())
+    stopped_at = None  # the step of a stopped run's checkpoint evaluated without training
     if settings.do_train:
         results["train"] = current.train(verbose)
+    else:
+        step = current.restore_checkpoint()
+        if step is not None and step < settings.train_steps:
+            stopped_at = results["checkpoint_step"] = step
     if settings.do_eval:
         for split in task.eval_splits:
             results[split] = task.evaluate(current, split)
@@ -300,7 +323,11 @@ def run(task, settings, verbose=True, make_run=Run):
                                   for split in task.test_splits}
         for split in task.scored_test_splits:
             results[split] = task.evaluate(current, split)
-    if setup.chief:
+    if setup.chief and stopped_at is not None:
+        # Not the run's results nor its model: the run is not finished.
+        _write_json(os.path.join(settings.output_dir,
+                                 CHECKPOINT_RESULTS_FILE.format(step=stopped_at)), results)
+    elif setup.chief:
         _write_json(os.path.join(settings.output_dir, RESULTS_FILE), results)
         save_finetuned(current.model, task, current.saved_settings(),
                        os.path.join(settings.output_dir, MODEL_DIR), current.tokenizer)

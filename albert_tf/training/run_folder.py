@@ -5,6 +5,8 @@
                  tensorboard/          scalars
                  features/             featurized splits, cached
                  eval_results.json     metrics (pretraining: pretrain_results.json)
+                 eval_results_step_N.json   metrics of a stopped run's checkpoint N
+                                       (--do_train=false before the run finished)
                  model/                the result, in albert_tf's format with its vocabulary
                  export/<version>/     SavedModels for TF Serving
 """
@@ -16,6 +18,8 @@ CHECKPOINT_DIR = "checkpoints"
 TENSORBOARD_DIR = "tensorboard"
 FEATURES_DIR = "features"
 RESULTS_FILE = "eval_results.json"
+# The results of evaluating a stopped run's checkpoint (not the run's results).
+CHECKPOINT_RESULTS_FILE = "eval_results_step_{step}.json"
 MODEL_DIR = "model"
 EXPORT_DIR = "export"
 # What tf.train.CheckpointManager writes once a checkpoint is complete.

@@ -127,7 +127,11 @@ class FinetuneSettings(TrainingSettings):
 
 # Settings that may change when a run is resumed (they do not change its result).
 RESUMABLE = ("strategy", "tpu", "log_every", "do_eval", "do_predict", "export",
-             "eval_batch_size", "keep_checkpoints")
+             "eval_batch_size", "keep_checkpoints", "do_train")
+# Settings of one invocation, never saved over the run's own: --do_train=false
+# evaluates or predicts from a stopped run's last checkpoint, and the run
+# still resumes training with --output_dir alone.
+INVOCATION_ONLY = ("do_train",)
 # Settings whose "auto" is resolved at the start of a run and saved resolved.
 AUTO_RESOLVED = ("precision", "xla")
 
