@@ -250,7 +250,10 @@ class ClueTask(Task):
     def evaluate(self, run, split):
         labels = run.features(split).arrays["label"]
         predicted = np.argmax(run.outputs(split)["logits"], axis=-1)
-        return {"accuracy": metrics.accuracy(labels, predicted), "examples": len(labels)}
+        always = metrics.majority_predictions(labels)
+        return {"accuracy": metrics.accuracy(labels, predicted),
+                "baseline_label": self.spec.labels[int(always[0])],
+                "baseline_accuracy": metrics.accuracy(labels, always), "examples": len(labels)}
 
     def write_predictions(self, run, split):
         path = os.path.join(run.output_dir, self.spec.submission_name)
