@@ -71,7 +71,7 @@ class Predictor:
         if not os.path.exists(path):
             raise FileNotFoundError(f"--model: no such file or folder {path}")
         self.path, self.saved_model = path, find_saved_model(path)
-        self._function, self.input_names = None, None
+        self._function, self.input_names, self._called = None, None, False
         # Inputs of a list of strings a row (multiple choice's `choices`).
         self.list_inputs = ()
         # input name -> the column the model was trained on, where they differ.
@@ -87,9 +87,12 @@ class Predictor:
             self._load()
 
     def _load(self):
-        tf = cli.load_tensorflow()
-        import tensorflow_text  # noqa: F401 - registers the SentencePiece op
+        # tensorflow_text registers the SentencePiece op.
+        tf = cli.load_tensorflow("tensorflow_text")
+        with cli.native_noise_filtered():  # a model folder is traced here: kernels run
+            self._load_function(tf)
 
+    def _load_function(self, tf):
         if self.saved_model:
             self._loaded = tf.saved_model.load(self.saved_model)
             self._function = self._loaded.signatures["serving_default"]
@@ -108,12 +111,14 @@ class Predictor:
     def __call__(self, columns):
         """columns: name -> list of str (of lists, for `list_inputs`). Returns name -> numpy
         array."""
-        import tensorflow as tf
-
+        first, self._called = not self._called, True
         if self._function is None:
             self._load()
+        tf = cli.load_tensorflow()
         tensors = {k: _string_tensor(tf, v, k in self.list_inputs) for k, v in columns.items()}
-        outputs = self._function(**tensors)
+        # The first call runs kernels for the first time: their notes filtered too.
+        with cli.native_noise_filtered() if first else contextlib.nullcontext():
+            outputs = self._function(**tensors)
         return {k: v.numpy() for k, v in outputs.items()}
 
 

@@ -61,6 +61,8 @@ def test_jsonl_file_in_batches_with_the_highest_version(tmp_path, tmp_path_facto
                       "--batch_size=2")
     assert result.returncode == 0, result.stderr[-3000:]
     assert result.stdout == ""
+    # No CUDA probe or oneDNN notes on a CPU machine: nothing went wrong.
+    assert not re.search(r"cuda|oneDNN", result.stderr, re.IGNORECASE), result.stderr
     _check(_lines(out.read_text(encoding="utf-8")), version_dir, ROWS)
 
 
@@ -147,3 +149,13 @@ def test_predict_reads_rows_as_training_reads_them(tmp_path, monkeypatch):
         _rows('{"review": "Good"}\n', "x.jsonl", columns)
     with pytest.raises(ValueError, match=r"x.csv:3: expected 2 fields \(columns a, b\), got 1"):
         _rows("a,b\nx,y\nz\n", "x.csv", names=("a",))
+
+
+def test_native_start_up_notes_are_filtered_and_other_lines_kept(capfd):
+    from albert_tf import cli as albert_cli
+
+    with albert_cli.native_noise_filtered():
+        os.write(2, b"E0000 cuda_platform.cc:52] failed call to cuInit: UNKNOWN ERROR (303)\n")
+        os.write(2, b"I0000 port.cc:153] oneDNN custom operations are on. You may see\n")
+        os.write(2, b"a real problem\n")
+    assert capfd.readouterr().err == "a real problem\n"

@@ -59,16 +59,18 @@ def model_config(settings, checkpoint, vocabulary_size):
     return config, problem
 
 
-def build_model(task, settings, policy, config, checkpoint, head=None):
+def build_model(task, settings, policy, config, checkpoint, head=None, new_run=True):
     """The task model: pretrained (backbone, and head if the checkpoint has one)
     from `checkpoint`, or randomly initialised from `config`; `head`: a
-    saved head config to build the head from (see `Task.build_model`)."""
+    saved head config to build the head from (see `Task.build_model`);
+    `new_run`: False for a run resumed from its checkpoint (nothing to warn about)."""
     config = config.replace(dropout=settings.dropout, attention_dropout=settings.dropout)
     backbone = AlbertBackbone(config, dtype=policy, recompute=settings.recompute)
     model = task.build_model(backbone, settings, head)
     if checkpoint is None:
-        logging.warning("no --init_checkpoint: training %s from a random initialisation",
-                        settings.model or DEFAULT_MODEL)
+        if new_run:
+            logging.warning("no --init_checkpoint: training %s from a random initialisation",
+                            settings.model or DEFAULT_MODEL)
     elif checkpoints.load_task_weights(model, checkpoint):
         logging.info("%s: loaded the fine-tuned %s head too", checkpoint[3], model.head_kind)
     return model
@@ -104,6 +106,7 @@ class Run:
         checkpoint = (checkpoints.read_checkpoint(settings.init_checkpoint)
                       if settings.init_checkpoint else None)
         config = self._check(checkpoint)
+        resumed = has_progress(settings.output_dir)
         self.setup = start_run(settings, SETTINGS_FILE)
         self.settings = settings = self.setup.settings
         if verbose and self.setup.chief:
@@ -111,7 +114,7 @@ class Run:
         self.strategy = self.setup.strategy
         with self.strategy.scope():
             self.model = build_model(task, settings, self.setup.policy, config, checkpoint,
-                                     self.head)
+                                     self.head, new_run=not resumed)
             self.trainee = self.training_model(self.model)
         self.setup.compile(self.trainee)
         # XLA compiles once per shape: pad to a few bucket lengths, not to multiples of 8.
@@ -162,7 +165,9 @@ class Run:
             except (OSError, ValueError) as e:
                 problems.append(str(e))
         if problems:
-            raise ValueError("; ".join(problems))
+            # Splits read from one file (a label set learnt from the training
+            # file checks dev too) fail with one message: say it once.
+            raise ValueError("; ".join(dict.fromkeys(problems)))
         return config
 
     @property

@@ -1,0 +1,33 @@
+"""What a run says: each problem once, a warning once per run, a close name suggested."""
+
+import logging
+
+import pytest
+
+import cli_helpers as cli
+import tasks
+from albert_tf.training.finetuning import Run, build_model, model_config
+from albert_tf.training.settings import FinetuneSettings
+
+
+def test_a_problem_two_splits_share_is_said_once(tmp_path):
+    train, dev = tmp_path / "train.csv", tmp_path / "dev.csv"
+    train.write_text("text,label\na,x\nb\n")
+    dev.write_text("text,label\na,x\n")
+    settings = FinetuneSettings(task="text_classification", output_dir=str(tmp_path / "run"),
+                                vocab_file=cli.SPM, model=cli.tiny_model(str(tmp_path)),
+                                max_seq_length=32, task_options={"train_file": str(train), "eval_file": str(dev)})
+    with pytest.raises(ValueError) as error:
+        Run(tasks.get("text_classification"), settings)
+    assert str(error.value) == f"{train}:3: expected 2 fields (columns text, label), got 1"
+
+
+def test_the_random_initialisation_warning_is_for_a_new_run_only(tmp_path, caplog):
+    settings = FinetuneSettings(task="rte", output_dir="x", model=cli.tiny_model(tmp_path))
+    config, _ = model_config(settings, None, 30000)
+    with caplog.at_level(logging.WARNING):
+        build_model(tasks.get("rte"), settings, "float32", config, None, new_run=False)
+    assert "random initialisation" not in caplog.text
+    with caplog.at_level(logging.WARNING):
+        build_model(tasks.get("rte"), settings, "float32", config, None)
+    assert caplog.text.count("random initialisation") == 1
