@@ -56,10 +56,11 @@ def test_a_model_and_a_checkpoint_together_are_refused(tmp_path):
 
 def test_train_steps_below_the_recipes_warmup_keep_its_share():
     rte = tasks.get("rte")  # recipe: 800 steps, 200 of them warmup
-    settings = settings_lib.resolve(rte, {"train_steps": 12, "output_dir": "x"})
+    pretrained = {"init_checkpoint": "albert_base_v2"}
+    settings = settings_lib.resolve(rte, {"train_steps": 12, "output_dir": "x", **pretrained})
     assert (settings.train_steps, settings.warmup_steps) == (12, 3)
     explicit = settings_lib.resolve(rte, {"train_steps": 12, "warmup_steps": 0,
-                                          "output_dir": "x"})
+                                          "output_dir": "x", **pretrained})
     assert explicit.warmup_steps == 0
 
 

@@ -16,9 +16,9 @@ import tensorflow as tf
 
 from albert_tf.checkpoints.weights import CheckpointError
 from albert_tf.data import distributed_dataset, eval_batches, train_batches
-from albert_tf.training.callbacks import (CheckpointSaver, DivergenceGuard, PerStepLoss,
-                                          ProgressLogger, TrainingDiverged, TrainingInterrupted,
-                                          update_step)
+from albert_tf.training.callbacks import (CheckpointSaver, DivergenceGuard, LossRiseWarning,
+                                          PerStepLoss, ProgressLogger, TrainingDiverged,
+                                          TrainingInterrupted, update_step)
 from albert_tf.training.run_folder import CHECKPOINT_DIR, TENSORBOARD_DIR
 
 
@@ -129,10 +129,11 @@ def train(model, strategy, make_dataset, settings, output_dir, verbose=True, wor
                               else None,
                               every=settings.log_every, verbose=verbose and worker is None)
     saver = CheckpointSaver(manager, settings.checkpoint_every, guard)
+    rise = LossRiseWarning(window=max(5, min(50, settings.train_steps // 20)))
     try:
         with _sigterm_as_interrupt():
             model.fit(dataset, epochs=1, steps_per_epoch=micro_total - micro_start,
-                      callbacks=[PerStepLoss(), guard, saver, progress], verbose=0,
+                      callbacks=[PerStepLoss(), guard, saver, rise, progress], verbose=0,
                       shuffle=False)
     except KeyboardInterrupt:
         raise _interrupted(model, strategy, saver, settings.train_steps) from None

@@ -69,8 +69,15 @@ def build_model(task, settings, policy, config, checkpoint, head=None, new_run=T
     model = task.build_model(backbone, settings, head)
     if checkpoint is None:
         if new_run:
-            logging.warning("no --init_checkpoint: training %s from a random initialisation",
-                            settings.model or DEFAULT_MODEL)
+            # `finetune` resolves a run without a checkpoint with the from-scratch
+            # recipe (configs/finetune_recipes.json), not the fine-tuning one.
+            logging.warning(
+                "no --init_checkpoint: training %s from a random initialisation; fine-tuning "
+                "recipes are meant for pretrained weights, this run uses learning_rate=%g, "
+                "warmup_steps=%d, train_steps=%d, dropout=%g (finetune's from-scratch recipe "
+                "for what is not given)", settings.model or DEFAULT_MODEL,
+                settings.learning_rate, settings.warmup_steps, settings.train_steps,
+                settings.dropout)
     elif checkpoints.load_task_weights(model, checkpoint):
         logging.info("%s: loaded the fine-tuned %s head too", checkpoint[3], model.head_kind)
     return model

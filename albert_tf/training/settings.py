@@ -140,21 +140,23 @@ def resolve(task, overrides, config_file=None):
     """Settings for `task`: defaults, its recipe, `config_file`, then `overrides`.
 
     A `train_steps` given without `warmup_steps` keeps the recipe's warmup share
-    (e.g. RTE's 200 of 800 steps: 25 of 100).
+    (e.g. RTE's 200 of 800 steps: 25 of 100). Without an `init_checkpoint`
+    (a model from random weights) the recipe is the task's `scratch_recipe`:
+    the fine-tuning recipes are meant for pretrained weights.
 
     Args:
         task: the registered task (its `recipe` supplies the recipe fields).
         overrides: settings given explicitly (e.g. flags the user set).
         config_file: optional JSON object of settings.
     """
-    recipe = task.recipe
-    values = {name: getattr(recipe, name) for name in RECIPE_FIELDS}
     given = dict(overrides)
+    from_file = read_json(config_file) if config_file else {}
+    given = {**from_file, **given}
+    recipe = task.recipe if given.get("init_checkpoint") else task.scratch_recipe
+    values = {name: getattr(recipe, name) for name in RECIPE_FIELDS}
     if config_file:
-        from_file = read_json(config_file)
         FinetuneSettings.from_dict({**values, **from_file, "task": task.name,
                                     "output_dir": "x"}, config_file)
-        given = {**from_file, **given}
     values.update(given)
     if "train_steps" in given and "warmup_steps" not in given:
         # The recipe's warmup is a share of its steps: keep the share.
