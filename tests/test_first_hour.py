@@ -34,7 +34,8 @@ def test_every_problem_is_listed_before_any_work(tmp_path):
     args = [a for a in cli.rte_args(out, str(small), "--do_predict") if "data_dir" not in a]
     result = cli.run(MODULE, *args, f"--data_dir={data}")
     line = cli.one_line_error(result)
-    assert "the model (" in line and "has a vocabulary of 120, the tokenizer 30000" in line
+    # A random model is sized to the tokenizer, whatever vocabulary its file names.
+    assert "vocabulary" not in line
     assert "--max_seq_length=64 is more than the model's 32 positions" in line
     assert f"rte split 'test': no file {data}/test.tsv" in line
     assert not out.exists() or not os.listdir(out)  # nothing written, nothing locked

@@ -31,3 +31,23 @@ def test_the_random_initialisation_warning_is_for_a_new_run_only(tmp_path, caplo
     with caplog.at_level(logging.WARNING):
         build_model(tasks.get("rte"), settings, "float32", config, None)
     assert caplog.text.count("random initialisation") == 1
+
+
+def test_a_mistyped_task_gets_a_suggestion():
+    with pytest.raises(ValueError, match=r"unknown task 'squadv2'; did you mean 'squad_v2'\? "
+                                         r"known tasks: "):
+        tasks.get("squadv2")
+    with pytest.raises(ValueError, match=r"unknown task 'zzz'; known tasks: "):
+        tasks.get("zzz")
+
+
+def test_a_preset_and_its_config_file_follow_one_vocabulary_rule(tmp_path):
+    import os
+    import shutil
+
+    copied = tmp_path / "student.json"
+    shutil.copy(os.path.join(cli.ROOT, "configs", "models", "albert_tiny.json"), copied)
+    for model in ("albert_tiny", str(copied)):
+        settings = FinetuneSettings(task="rte", output_dir="x", model=model)
+        config, problem = model_config(settings, None, 8000)
+        assert problem is None and config.vocabulary_size == 8000, model

@@ -41,17 +41,17 @@ def run_tokenizer(settings):
 
 def model_config(settings, checkpoint, vocabulary_size):
     """`(config, problem)`: the model's `AlbertConfig` (the checkpoint's, or
-    `settings.model`, a preset or a config file, sized to the tokenizer's
-    vocabulary unless the file gives its own size) and what is wrong, or None."""
+    `settings.model`, a preset or a config file: one rule for both, a model
+    from random weights has its embeddings sized to the tokenizer's
+    vocabulary) and what is wrong, or None."""
     model = settings.model or DEFAULT_MODEL
     if checkpoint is not None:
         config, source = checkpoint[1], checkpoint[3]
     elif model in preset_names():
         config, source = AlbertConfig.preset(model, vocabulary_size=vocabulary_size), model
     else:
-        config, source = AlbertConfig.from_json_file(model), model
-        if "vocabulary_size" not in read_json(model):
-            config = config.replace(vocabulary_size=vocabulary_size)
+        config = AlbertConfig.from_json_file(model).replace(vocabulary_size=vocabulary_size)
+        source = model
     problem = None
     if config.vocabulary_size != vocabulary_size:
         problem = (f"the model ({source}) has a vocabulary of {config.vocabulary_size}, the "

@@ -43,10 +43,12 @@ class TrainingSettings(Settings):
         "name such as albert_base_v2.")
     model: str | None = setting(
         None, "Model preset or config file of a randomly initialised model (default: "
-        f"{DEFAULT_MODEL}); not with --init_checkpoint, which fixes the model.")
+        f"{DEFAULT_MODEL}); not with --init_checkpoint, which fixes the model. A preset and a "
+        "file follow one rule: random embeddings are sized to the tokenizer's vocabulary.")
     vocab_file: str | None = setting(
-        None, "The vocabulary (a SentencePiece .model); default: the one shipped with "
-        "--init_checkpoint.")
+        None, "The vocabulary: a SentencePiece .model or a WordPiece vocab.txt; default: the "
+        "one shipped with --init_checkpoint. A random --model needs one too (e.g. ALBERT's "
+        "30k-clean.model, or one trained with `albert-tf tokenizer train`).")
     # Optimisation.
     learning_rate: float = setting(2e-5, "Peak learning rate.", rule=POSITIVE_REAL)
     batch_size: int = setting(32, "Global batch size, split across replicas.", rule=POSITIVE)
