@@ -47,6 +47,7 @@ def test_a_sustained_rise_of_the_loss_is_reported_once():
     [2.0 / (1 + 0.05 * i) for i in range(200)],  # falling
     [1.0 + 0.3 * (i % 2) for i in range(200)],  # noisy but flat
     [1.0] * 30 + [2.0] * 20 + [0.9] * 100,  # a short bump, then lower
+    [0.1] * 50 + [0.13] * 100,  # a well-fitted set: relatively up, absolutely nothing
 ])
 def test_a_falling_flat_or_briefly_bumped_loss_is_not_reported(losses):
     assert _warnings(losses, window=10, stretch=3) == []

@@ -164,15 +164,17 @@ class LossRiseWarning(keras.callbacks.Callback):
     """Warns (once per rise) when the training loss rises for a sustained stretch.
 
     The loss is averaged over windows of `window` steps; when `stretch`
-    windows in a row average more than `factor` x the lowest window so far,
-    the run is probably not learning (a learning rate too high for the
+    windows in a row average more than `factor` x the lowest window so far
+    and at least `min_rise` above it (near zero, batches of a well-fitted set
+    differ by more than a factor), the run is probably not learning (a learning rate too high for the
     weights, e.g. a fine-tuning recipe on random weights or the reverse):
     said while training, not found afterwards. A new lowest window re-arms it.
     """
 
-    def __init__(self, window=20, stretch=3, factor=1.1, warn=None):
+    def __init__(self, window=20, stretch=3, factor=1.2, min_rise=0.1, warn=None):
         super().__init__()
         self.window, self.stretch, self.factor = window, stretch, factor
+        self.min_rise = min_rise
         self.warn = warn or (lambda message: logging.warning("%s", message))
         self._losses, self._best, self._above, self._warned = [], None, 0, False
         self._step = 0
@@ -187,7 +189,8 @@ class LossRiseWarning(keras.callbacks.Callback):
         if self._best is None or mean < self._best[0]:
             self._best, self._above, self._warned = (mean, self._step), 0, False
             return None
-        self._above = self._above + 1 if mean > self._best[0] * self.factor else 0
+        rose = mean > self._best[0] * self.factor and mean - self._best[0] >= self.min_rise
+        self._above = self._above + 1 if rose else 0
         if self._above < self.stretch or self._warned:
             return None
         self._warned = True
