@@ -44,6 +44,9 @@ flags.DEFINE_enum("format", "auto", ROW_FORMATS, "--input's format; auto: by ext
                   "(.csv, .tsv; anything else JSON lines), as training reads its files.")
 flags.DEFINE_string("output", None, "Write the JSON lines here instead of stdout.")
 flags.DEFINE_integer("batch_size", 32, "Rows per call of the model.")
+flags.DEFINE_boolean("raw", False, "Print the signature's outputs as they are (padded arrays) "
+                     "instead of the readable form (token classification: words with their "
+                     "tags, and the entities).")
 
 TEXT_FLAGS = ("text_a", "text_b", "question", "context")
 STDIN = "<stdin>"
@@ -185,7 +188,43 @@ def _json_value(value):
     return value
 
 
-def predict_rows(predictor, rows, batch_size, out):
+# The token-classification signature's outputs (SERVING.md), read into words and entities.
+TOKEN_OUTPUTS = ("num_tokens", "token_tag", "token_start", "token_end", "num_entities",
+                 "entity_type", "entity_text", "entity_start", "entity_end")
+
+
+def tagged_words(outputs, i, text):
+    """Row `i` of a token-classification model's outputs as a user reads it:
+    `{"words": [{"word", "tag", "start", "end"}], "entities": [{"type", "text",
+    "start", "end"}]}`. Sub-word tokens are merged into their word, which takes
+    its first token's tag (Hugging Face's `aggregation_strategy="first"`);
+    tokens that cover no character are left out; spans are code points of `text`."""
+    words = []
+    for j in range(int(outputs["num_tokens"][i])):
+        tag = _json_value(outputs["token_tag"][i][j])
+        start, end = int(outputs["token_start"][i][j]), int(outputs["token_end"][i][j])
+        if end <= start:
+            continue  # zero-width (a lone word-start piece)
+        if tag or not words:
+            words.append({"word": "", "tag": tag or "O", "start": start, "end": end})
+        words[-1]["end"] = max(words[-1]["end"], end)
+    for word in words:
+        word["word"] = text[word["start"]:word["end"]]
+    entities = [{"type": _json_value(outputs["entity_type"][i][j]),
+                 "text": _json_value(outputs["entity_text"][i][j]),
+                 "start": int(outputs["entity_start"][i][j]),
+                 "end": int(outputs["entity_end"][i][j])}
+                for j in range(int(outputs["num_entities"][i]))]
+    return {"words": words, "entities": entities}
+
+
+def _readable(outputs, i, row, raw):
+    if not raw and all(name in outputs for name in TOKEN_OUTPUTS) and "text" in row:
+        return tagged_words(outputs, i, row["text"])
+    return {k: _json_value(v[i]) for k, v in sorted(outputs.items())}
+
+
+def predict_rows(predictor, rows, batch_size, out, raw=False):
     """Writes one JSON line per `(where, row)` to `out`; returns how many."""
     count = 0
     for batch in chunks(rows, batch_size):
@@ -193,7 +232,7 @@ def predict_rows(predictor, rows, batch_size, out):
         outputs = predictor(columns)
         for i, (_, row) in enumerate(batch):
             result = {"id": row["id"]} if "id" in row else {}
-            result.update({k: _json_value(v[i]) for k, v in sorted(outputs.items())})
+            result.update(_readable(outputs, i, row, raw))
             out.write(json.dumps(result, ensure_ascii=False) + "\n")
         out.flush()
         count += len(batch)
@@ -247,7 +286,7 @@ def main(argv):
         with _input_rows(predictor.input_names, predictor.list_inputs,
                          predictor.columns) as rows, \
                 _output() as out:
-            predict_rows(predictor, rows, FLAGS.batch_size, out)
+            predict_rows(predictor, rows, FLAGS.batch_size, out, FLAGS.raw)
 
 
 if __name__ == "__main__":

@@ -159,3 +159,26 @@ def test_native_start_up_notes_are_filtered_and_other_lines_kept(capfd):
         os.write(2, b"I0000 port.cc:153] oneDNN custom operations are on. You may see\n")
         os.write(2, b"a real problem\n")
     assert capfd.readouterr().err == "a real problem\n"
+
+
+def test_token_classification_output_reads_as_words_and_entities():
+    from albert_tf.predict import _readable, tagged_words
+
+    text = "EU rejects German"
+    tags = [b"B-ORG", b"", b"O", b"", b"B-MISC", b""]  # a word's tag on its first token
+    spans = [(0, 2), (3, 3), (3, 5), (5, 10), (11, 17), (-1, -1)]  # (3, 3): zero-width
+    outputs = {"num_tokens": np.array([5]), "token_tag": np.array([tags]),
+               "token_start": np.array([[s for s, _ in spans]]),
+               "token_end": np.array([[e for _, e in spans]]),
+               "num_entities": np.array([2]),
+               "entity_type": np.array([[b"ORG", b"MISC", b""]]),
+               "entity_text": np.array([[b"EU", b"German", b""]]),
+               "entity_start": np.array([[0, 11, -1]]), "entity_end": np.array([[2, 17, -1]])}
+    assert tagged_words(outputs, 0, text) == {
+        "words": [{"word": "EU", "tag": "B-ORG", "start": 0, "end": 2},
+                  {"word": "rejects", "tag": "O", "start": 3, "end": 10},
+                  {"word": "German", "tag": "B-MISC", "start": 11, "end": 17}],
+        "entities": [{"type": "ORG", "text": "EU", "start": 0, "end": 2},
+                     {"type": "MISC", "text": "German", "start": 11, "end": 17}]}
+    raw = _readable(outputs, 0, {"text": text}, raw=True)
+    assert raw["num_tokens"] == 5 and raw["token_tag"][1] == ""
