@@ -51,3 +51,21 @@ def test_a_preset_and_its_config_file_follow_one_vocabulary_rule(tmp_path):
         settings = FinetuneSettings(task="rte", output_dir="x", model=model)
         config, problem = model_config(settings, None, 8000)
         assert problem is None and config.vocabulary_size == 8000, model
+
+
+def test_a_crf_token_classifier_builds_without_a_keras_warning():
+    import warnings
+
+    import numpy as np
+
+    from albert_tf.backbone import AlbertBackbone
+    from albert_tf.config import AlbertConfig
+    from albert_tf.models import AlbertTokenClassifier
+    from export_helpers import TINY
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        model = AlbertTokenClassifier(AlbertBackbone(AlbertConfig(**TINY)), 5, crf=True)
+        model({"token_ids": np.ones((2, 7), "int32"), "segment_ids": np.zeros((2, 7), "int32"),
+               "padding_mask": np.ones((2, 7), "int32")})
+    assert not [w for w in caught if "build()" in str(w.message)]
