@@ -2,6 +2,8 @@
 folder, and reading text and JSON lines so that an error names its line."""
 
 import contextlib
+import csv
+import dataclasses
 import json
 import os
 import shutil
@@ -135,3 +137,70 @@ def chunks(items, size):
             chunk = []
     if chunk:
         yield chunk
+
+
+# Row files: CSV or TSV with a header row, or JSON lines; "auto" is by extension.
+ROW_FORMATS = ("auto", "csv", "tsv", "jsonl")
+ROW_EXTENSIONS = {".csv": "csv", ".tsv": "tsv", ".jsonl": "jsonl", ".json": "jsonl",
+                  ".ndjson": "jsonl"}
+
+
+@dataclasses.dataclass(frozen=True)
+class Row:
+    """One data row: its values by column name, and where it is (`file:line`)."""
+
+    values: dict
+    where: str
+    line: int
+
+
+def row_format(name, given="auto", default=None):
+    """`given`, or for "auto" the format `name`'s extension says (`default` when
+    it says none, else a `ValueError` asking for `--format`)."""
+    if given != "auto":
+        return given
+    extension = os.path.splitext(name)[1].lower()
+    if extension in ROW_EXTENSIONS:
+        return ROW_EXTENSIONS[extension]
+    if default is not None:
+        return default
+    raise ValueError(f"{name}: cannot tell the format from the extension "
+                     f"{extension or '(none)'!r}; name it with --format="
+                     f"{'|'.join(ROW_FORMATS[1:])}")
+
+
+def read_rows(lines, name, fmt):
+    """Yields the `Row`s of a row file, streaming, from `(line number, text)`
+    pairs (`decoded_lines`, `numbered_lines`); `fmt`: "csv", "tsv" or "jsonl".
+
+    Every reader of rows (training files, `predict --input`, stdin) reads them
+    here, so that what trains can be predicted. CSV/TSV: the first row names
+    the columns; a row with another number of fields is an error naming its
+    line. JSON lines: each non-blank line is one object.
+    """
+    if fmt == "jsonl":
+        for number, value in json_objects(lines, name):
+            yield Row(value, f"{name}:{number}", number)
+    else:
+        yield from _delimited_rows(lines, name, "," if fmt == "csv" else "\t")
+
+
+def _delimited_rows(lines, name, delimiter):
+    reader = csv.reader((text for _, text in lines), delimiter=delimiter)
+    header, previous = None, 0
+    try:
+        for fields in reader:
+            # The line the row starts on (a quoted field may span several lines).
+            start, previous = previous + 1, reader.line_num
+            if not fields or fields == [""]:
+                continue  # a blank line
+            if header is None:
+                header = [field.strip() for field in fields]
+                continue
+            where = f"{name}:{start}"
+            if len(fields) != len(header):
+                raise ValueError(f"{where}: expected {len(header)} fields (columns "
+                                 f"{', '.join(header)}), got {len(fields)}")
+            yield Row(dict(zip(header, fields)), where, start)
+    except csv.Error as e:
+        raise ValueError(f"{name}:{reader.line_num}: {e}") from None

@@ -8,11 +8,13 @@ r"""Predictions from raw text, as JSON lines, with an exported or fine-tuned mod
 version is used), or a fine-tuned `model/` folder (or the run's output
 folder), exported in memory. Each input row gives the model's inputs:
 `text` (or `text_a`) for one-sentence tasks, `text_a` and `text_b` for pairs,
-`question` and `context` for SQuAD; an `id` field is copied to the output.
+`question` and `context` for SQuAD, or the columns the model was trained on
+(`--text_column=sentence`: a `sentence` column); an `id` field is copied to
+the output.
 
-Input: the flags; or `--input=FILE`, a TSV file with a header row naming the
-columns (`.tsv`; fields split on tabs, no quoting) or JSON lines; or JSON
-lines on stdin. Output: one JSON object per row, the `serving_default`
+Input: the flags; or `--input=FILE`, read as training reads its files: CSV or
+TSV with a header row naming the columns (`.csv`, `.tsv`), or JSON lines (any
+other name, or `--format`); or JSON lines on stdin. Output: one JSON object per row, the `serving_default`
 outputs (SERVING.md), on stdout or in `--output` (written only when complete).
 """
 
@@ -27,7 +29,8 @@ from absl import app, flags  # noqa: E402
 
 from albert_tf import cli  # noqa: E402
 from albert_tf.export import INFO_FILE  # noqa: E402 - the package, without TensorFlow
-from albert_tf.io_utils import chunks, decoded_lines, json_objects  # noqa: E402
+from albert_tf.io_utils import ROW_FORMATS, chunks, decoded_lines, row_format  # noqa: E402
+from albert_tf.io_utils import read_rows as io_read_rows  # noqa: E402
 
 FLAGS = flags.FLAGS
 flags.DEFINE_string("model", None, "Export folder (version or root) or fine-tuned model/ folder.")
@@ -35,10 +38,15 @@ flags.DEFINE_string("text_a", None, "The text (one-sentence tasks) or the first 
 flags.DEFINE_string("text_b", None, "The second text of a pair.")
 flags.DEFINE_string("question", None, "SQuAD: the question.")
 flags.DEFINE_string("context", None, "SQuAD: the paragraph to answer from.")
-flags.DEFINE_string("input", None, "A .tsv file with a header row, or a JSON lines file; "
-                    "default: JSON lines on stdin (when no text flag is given).")
+flags.DEFINE_string("input", None, "A .csv or .tsv file with a header row, or a JSON lines "
+                    "file; default: JSON lines on stdin (when no text flag is given).")
+flags.DEFINE_enum("format", "auto", ROW_FORMATS, "--input's format; auto: by extension "
+                  "(.csv, .tsv; anything else JSON lines), as training reads its files.")
 flags.DEFINE_string("output", None, "Write the JSON lines here instead of stdout.")
 flags.DEFINE_integer("batch_size", 32, "Rows per call of the model.")
+flags.DEFINE_boolean("raw", False, "Print the signature's outputs as they are (padded arrays) "
+                     "instead of the readable form (token classification: words with their "
+                     "tags, and the entities).")
 
 TEXT_FLAGS = ("text_a", "text_b", "question", "context")
 STDIN = "<stdin>"
@@ -66,22 +74,28 @@ class Predictor:
         if not os.path.exists(path):
             raise FileNotFoundError(f"--model: no such file or folder {path}")
         self.path, self.saved_model = path, find_saved_model(path)
-        self._function, self.input_names = None, None
+        self._function, self.input_names, self._called = None, None, False
         # Inputs of a list of strings a row (multiple choice's `choices`).
         self.list_inputs = ()
+        # input name -> the column the model was trained on, where they differ.
+        self.columns = {}
         info = os.path.join(self.saved_model or "", INFO_FILE)
         if self.saved_model and os.path.isfile(info):
             with open(info, encoding="utf-8") as f:
                 info = json.load(f)
             self.input_names = tuple(info["inputs"])
             self.list_inputs = tuple(info.get("list_inputs", ()))
+            self.columns = dict(info.get("columns", {}))
         else:
             self._load()
 
     def _load(self):
-        tf = cli.load_tensorflow()
-        import tensorflow_text  # noqa: F401 - registers the SentencePiece op
+        # tensorflow_text registers the SentencePiece op.
+        tf = cli.load_tensorflow("tensorflow_text")
+        with cli.native_noise_filtered():  # a model folder is traced here: kernels run
+            self._load_function(tf)
 
+    def _load_function(self, tf):
         if self.saved_model:
             self._loaded = tf.saved_model.load(self.saved_model)
             self._function = self._loaded.signatures["serving_default"]
@@ -95,16 +109,19 @@ class Predictor:
             self._function = self._loaded.serving_default
             self.input_names = tuple(info["inputs"])
             self.list_inputs = tuple(info.get("list_inputs", ()))
+            self.columns = dict(info.get("columns", {}))
 
     def __call__(self, columns):
         """columns: name -> list of str (of lists, for `list_inputs`). Returns name -> numpy
         array."""
-        import tensorflow as tf
-
+        first, self._called = not self._called, True
         if self._function is None:
             self._load()
+        tf = cli.load_tensorflow()
         tensors = {k: _string_tensor(tf, v, k in self.list_inputs) for k, v in columns.items()}
-        outputs = self._function(**tensors)
+        # The first call runs kernels for the first time: their notes filtered too.
+        with cli.native_noise_filtered() if first else contextlib.nullcontext():
+            outputs = self._function(**tensors)
         return {k: v.numpy() for k, v in outputs.items()}
 
 
@@ -122,15 +139,23 @@ def _string_tensor(tf, values, is_list):
                        tf.string, shape=[len(values), width])
 
 
-def _row_fields(row, names, where, lists=()):
-    """The model's inputs from one input row (dict); `text_a` stands for `text`;
-    the inputs in `lists` take a list of strings."""
+def _row_fields(row, names, where, lists=(), columns=None):
+    """The model's inputs from one input row (dict); `text_a` stands for `text`,
+    and the column an input was trained on (`columns`: name -> column) for the
+    input; the inputs in `lists` take a list of strings."""
+    columns = columns or {}
     if names == ("text",) and "text" not in row and "text_a" in row:
         row = dict(row, text=row["text_a"])
+    found = {n: row[columns[n]] for n in names if n not in row and columns.get(n) in row}
+    if found:
+        row = {**row, **found}
     missing = [n for n in names if n not in row]
     if missing:
+        trained = [f"{n}: {columns[n]!r}" for n in names if n in columns]
         raise ValueError(f"{where}: missing {', '.join(map(repr, missing))} (the model takes "
-                         f"{', '.join(names)})")
+                         f"{', '.join(names)}"
+                         + (f"; trained on the columns {', '.join(trained)}" if trained else "")
+                         + ")")
     for name in names:
         if name in lists:
             if not isinstance(row[name], list) or not all(isinstance(t, str) for t in row[name]):
@@ -141,35 +166,15 @@ def _row_fields(row, names, where, lists=()):
     return row
 
 
-def _jsonl_rows(lines, name):
-    for line_no, row in json_objects(lines, name):
-        yield f"{name}:{line_no}", row
-
-
-def _tsv_rows(lines, name, names):
-    header = None
-    for line_no, line in lines:
-        fields = line.removesuffix("\n").removesuffix("\r").split("\t")
-        if header is None:
-            header = fields
-            _row_fields({h: "" for h in header}, names, f"{name}:{line_no} (the header)")
-            continue
-        if line.strip() == "":
-            continue
-        if len(fields) != len(header):
-            raise ValueError(f"{name}:{line_no}: {len(fields)} tab-separated fields, the header "
-                             f"(line 1) names {len(header)}")
-        yield f"{name}:{line_no}", dict(zip(header, fields))
-
-
-def read_rows(lines, name, names, lists=()):
-    """`(where, row)` of each input row, checked: TSV if `name` ends in .tsv, else JSON lines.
+def read_rows(lines, name, names, lists=(), columns=None, fmt="auto"):
+    """`(where, row)` of each input row, checked; read as training reads its
+    files (`albert_tf.io_utils.read_rows`): CSV or TSV by extension, else
+    JSON lines.
 
     lines: `(line number, text)` pairs (`albert_tf.io_utils.decoded_lines`).
     """
-    rows = _tsv_rows(lines, name, names) if name.endswith(".tsv") else _jsonl_rows(lines, name)
-    for where, row in rows:
-        yield where, _row_fields(row, names, where, lists)
+    for row in io_read_rows(lines, name, row_format(name, fmt, default="jsonl")):
+        yield row.where, _row_fields(row.values, names, row.where, lists, columns)
 
 
 def _json_value(value):
@@ -183,7 +188,43 @@ def _json_value(value):
     return value
 
 
-def predict_rows(predictor, rows, batch_size, out):
+# The token-classification signature's outputs (SERVING.md), read into words and entities.
+TOKEN_OUTPUTS = ("num_tokens", "token_tag", "token_start", "token_end", "num_entities",
+                 "entity_type", "entity_text", "entity_start", "entity_end")
+
+
+def tagged_words(outputs, i, text):
+    """Row `i` of a token-classification model's outputs as a user reads it:
+    `{"words": [{"word", "tag", "start", "end"}], "entities": [{"type", "text",
+    "start", "end"}]}`. Sub-word tokens are merged into their word, which takes
+    its first token's tag (Hugging Face's `aggregation_strategy="first"`);
+    tokens that cover no character are left out; spans are code points of `text`."""
+    words = []
+    for j in range(int(outputs["num_tokens"][i])):
+        tag = _json_value(outputs["token_tag"][i][j])
+        start, end = int(outputs["token_start"][i][j]), int(outputs["token_end"][i][j])
+        if end <= start:
+            continue  # zero-width (a lone word-start piece)
+        if tag or not words:
+            words.append({"word": "", "tag": tag or "O", "start": start, "end": end})
+        words[-1]["end"] = max(words[-1]["end"], end)
+    for word in words:
+        word["word"] = text[word["start"]:word["end"]]
+    entities = [{"type": _json_value(outputs["entity_type"][i][j]),
+                 "text": _json_value(outputs["entity_text"][i][j]),
+                 "start": int(outputs["entity_start"][i][j]),
+                 "end": int(outputs["entity_end"][i][j])}
+                for j in range(int(outputs["num_entities"][i]))]
+    return {"words": words, "entities": entities}
+
+
+def _readable(outputs, i, row, raw):
+    if not raw and all(name in outputs for name in TOKEN_OUTPUTS) and "text" in row:
+        return tagged_words(outputs, i, row["text"])
+    return {k: _json_value(v[i]) for k, v in sorted(outputs.items())}
+
+
+def predict_rows(predictor, rows, batch_size, out, raw=False):
     """Writes one JSON line per `(where, row)` to `out`; returns how many."""
     count = 0
     for batch in chunks(rows, batch_size):
@@ -191,7 +232,7 @@ def predict_rows(predictor, rows, batch_size, out):
         outputs = predictor(columns)
         for i, (_, row) in enumerate(batch):
             result = {"id": row["id"]} if "id" in row else {}
-            result.update({k: _json_value(v[i]) for k, v in sorted(outputs.items())})
+            result.update(_readable(outputs, i, row, raw))
             out.write(json.dumps(result, ensure_ascii=False) + "\n")
         out.flush()
         count += len(batch)
@@ -199,7 +240,7 @@ def predict_rows(predictor, rows, batch_size, out):
 
 
 @contextlib.contextmanager
-def _input_rows(names, lists=()):
+def _input_rows(names, lists=(), columns=None):
     """The checked input rows: from the text flags, --input, or stdin."""
     given = {name: FLAGS[name].value for name in TEXT_FLAGS if FLAGS[name].value is not None}
     if given:
@@ -209,9 +250,11 @@ def _input_rows(names, lists=()):
         yield [("command line", _row_fields(given, names, "command line", lists))]
     elif FLAGS.input and FLAGS.input != "-":
         with open(FLAGS.input, "rb") as f:
-            yield read_rows(decoded_lines(f, FLAGS.input), FLAGS.input, names, lists)
+            yield read_rows(decoded_lines(f, FLAGS.input), FLAGS.input, names, lists, columns,
+                            FLAGS.format)
     else:
-        yield read_rows(decoded_lines(sys.stdin.buffer, STDIN), STDIN, names, lists)
+        yield read_rows(decoded_lines(sys.stdin.buffer, STDIN), STDIN, names, lists, columns,
+                        FLAGS.format)
 
 
 @contextlib.contextmanager
@@ -240,9 +283,10 @@ def main(argv):
         cli.check_arguments(argv, FLAGS, required=("model",))
         _check_flags()
         predictor = Predictor(FLAGS.model)
-        with _input_rows(predictor.input_names, predictor.list_inputs) as rows, \
+        with _input_rows(predictor.input_names, predictor.list_inputs,
+                         predictor.columns) as rows, \
                 _output() as out:
-            predict_rows(predictor, rows, FLAGS.batch_size, out)
+            predict_rows(predictor, rows, FLAGS.batch_size, out, FLAGS.raw)
 
 
 if __name__ == "__main__":

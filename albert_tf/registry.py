@@ -5,6 +5,7 @@ module is imported, and the registry imports its known modules before any
 lookup, so that it is always complete while light tools start without them.
 """
 
+import difflib
 import importlib
 
 
@@ -38,7 +39,9 @@ class Registry:
         """The entry called `name`; an unknown name lists the known ones."""
         self._load()
         if name not in self._entries:
-            raise ValueError(f"unknown {self.kind} {name!r}; known {self.kind}s: "
+            close = difflib.get_close_matches(str(name).lower(), self.names(), n=1, cutoff=0.6)
+            hint = f"did you mean {close[0]!r}? " if close else ""
+            raise ValueError(f"unknown {self.kind} {name!r}; {hint}known {self.kind}s: "
                              f"{', '.join(self.names())}")
         return self._entries[name]
 

@@ -45,6 +45,19 @@ class Recipe:
         return dataclasses.replace(self, **changes)
 
 
+# The fields the from-scratch recipe sets (the task's own recipe keeps the others).
+SCRATCH_FIELDS = ("learning_rate", "train_steps", "warmup_steps", "dropout")
+
+
+def load_scratch_recipe(recipe, path=RECIPES_FILE):
+    """`recipe` (a task's `Recipe`) for a model trained from random weights:
+    the `from_scratch` values of `configs/finetune_recipes.json` in place of
+    its `SCRATCH_FIELDS`, with the reasoning as its source."""
+    values = read_json(path)["from_scratch"]
+    return recipe.replace(**{name: values[name] for name in SCRATCH_FIELDS},
+                          source=values["source"])
+
+
 def load_recipe(task_name, path=RECIPES_FILE):
     """The recipe of `task_name` from `configs/finetune_recipes.json`."""
     table = read_json(path)
@@ -78,6 +91,9 @@ class Task(abc.ABC):
     train_split = "train"
     eval_splits = ("dev",)
     test_splits = ("test",)
+    # Test splits that carry labels (RACE's, C3's): with --do_predict they are
+    # scored as well as predicted. A test split is read only when a run predicts.
+    scored_test_splits = ()
     # An `albert_tf.settings.Settings` class of the task's own options, or None.
     options_class = None
     # The package extras (`albert_tf.extras.EXTRAS`) its evaluation needs.
@@ -101,6 +117,11 @@ class Task(abc.ABC):
     def recipe(self):
         """The default `Recipe` (configs/finetune_recipes.json)."""
         return load_recipe(self.name)
+
+    @property
+    def scratch_recipe(self):
+        """The `Recipe` of a run from random weights (the `from_scratch` block)."""
+        return load_scratch_recipe(self.recipe)
 
     def options(self, settings):
         """The task's validated `settings.task_options` (an `options_class` instance)."""

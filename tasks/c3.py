@@ -92,8 +92,8 @@ class C3Task(MultipleChoiceTask):
     """Accuracy on all questions and on each half (`d_accuracy`, `m_accuracy`)."""
 
     name = "c3"
-    eval_splits = ("dev", "test")
     test_splits = ("test",)
+    scored_test_splits = ("test",)
 
     def read_examples(self, data_dir, split, options=None):
         if not data_dir:

@@ -9,7 +9,7 @@ import os
 import numpy as np
 
 from albert_tf.models import AlbertClassifier
-from tasks import glue, long_inputs, register
+from tasks import glue, long_inputs, metrics, register
 from tasks.base import Task
 from tasks.long_inputs import LongInputOptions, encode_pairs  # noqa: F401 (tasks import it here)
 
@@ -59,10 +59,24 @@ class GlueTask(Task):
 
     def evaluate(self, run, split):
         labels = long_inputs.text_labels(run.features(split))
-        metrics = glue.compute_metrics(self.spec, labels,
-                                       self.predictions(self.text_outputs(run, split)))
-        metrics["examples"] = len(labels)
-        return metrics
+        predicted = self.predictions(self.text_outputs(run, split))
+        results = glue.compute_metrics(self.spec, labels, predicted)
+        if self.is_regression:  # beside the mean predictor's
+            results["mse"] = float(np.mean((np.asarray(labels, np.float64) - predicted) ** 2))
+        results.update(self.baseline(labels))
+        results["examples"] = len(labels)
+        return results
+
+    def baseline(self, labels):
+        """The trivial baseline's scores on the split: the mean predictor (STS-B)
+        or the split's majority class, every metric of it as `baseline_*`
+        (a constant has no correlation: STS-B's is its squared error)."""
+        if self.is_regression:
+            return {"baseline_mse": metrics.mean_predictor_mse(labels)}
+        always = metrics.majority_predictions(labels)
+        base = glue.compute_metrics(self.spec, labels, always)
+        return {"baseline_label": glue.label_name(self.spec, always[0]),
+                **{f"baseline_{k}": v for k, v in base.items()}}
 
     def write_predictions(self, run, split):
         path = os.path.join(run.output_dir, glue.submission_name(self.spec, split))

@@ -254,8 +254,11 @@ class ClueTask(Task):
 
     def evaluate(self, run, split):
         labels = long_inputs.text_labels(run.features(split))
-        return {"accuracy": metrics.accuracy(labels, self._predicted(run, split)),
-                "examples": len(labels)}
+        predicted = self._predicted(run, split)
+        always = metrics.majority_predictions(labels)
+        return {"accuracy": metrics.accuracy(labels, predicted),
+                "baseline_label": self.spec.labels[int(always[0])],
+                "baseline_accuracy": metrics.accuracy(labels, always), "examples": len(labels)}
 
     def write_predictions(self, run, split):
         path = os.path.join(run.output_dir, self.spec.submission_name)

@@ -96,3 +96,25 @@ def spearman(labels, predictions):
     """Spearman rank correlation (STS-B): Pearson of the ranks, ties averaged."""
     labels, predictions = _pair(labels, predictions, dtype=np.float64)
     return pearson(stats.rankdata(labels), stats.rankdata(predictions))
+
+
+# -- Trivial baselines: what a model that learnt nothing scores ------------------
+
+
+def majority(values):
+    """The most frequent value (the smallest among ties)."""
+    found, counts = np.unique(np.asarray(values), return_counts=True)
+    return found[int(np.argmax(counts))]
+
+
+def majority_predictions(labels):
+    """Every example predicted as the labels' majority class (an array like `labels`)."""
+    labels = np.asarray(labels)
+    return np.full(labels.shape, majority(labels), labels.dtype)
+
+
+def mean_predictor_mse(labels, train_labels=None):
+    """The squared error of predicting the mean (of `train_labels` if given)."""
+    labels = np.asarray(labels, np.float64)
+    mean = np.mean(train_labels if train_labels is not None and len(train_labels) else labels)
+    return float(np.mean((labels - mean) ** 2))

@@ -177,12 +177,18 @@ class MultipleChoiceTask(Task):
 
 
 def choice_metrics(examples, predicted):
-    """`accuracy` and `chance_accuracy` (the mean of 1 / choices) of all questions
-    and of each group (`{group}_accuracy`, `{group}_questions`)."""
+    """`accuracy`, `chance_accuracy` (the mean of 1 / choices) and the majority
+    position's (`majority_position`: the answer's most frequent index,
+    `majority_position_accuracy`: always choosing it) of all questions, and the
+    accuracy of each group (`{group}_accuracy`, `{group}_questions`)."""
     labels = np.array([e.label for e in examples])
     chance = np.array([1.0 / len(e.choices) for e in examples])
+    position = int(metrics.majority(labels))
     results = {"accuracy": metrics.accuracy(labels, predicted),
-               "chance_accuracy": float(chance.mean()), "questions": len(examples)}
+               "chance_accuracy": float(chance.mean()), "majority_position": position,
+               "majority_position_accuracy": metrics.accuracy(labels, np.full_like(labels,
+                                                                                   position)),
+               "questions": len(examples)}
     groups = np.array([e.group for e in examples])
     for group in sorted(set(groups) - {""}):
         inside = groups == group

@@ -85,8 +85,8 @@ def read_race(data_dir, split):
 class RaceTask(MultipleChoiceTask):
     name = "race"
     fill_blank = True
-    eval_splits = ("dev", "test")
     test_splits = ("test",)
+    scored_test_splits = ("test",)
 
     def read_examples(self, data_dir, split, options=None):
         if not data_dir:

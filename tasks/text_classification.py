@@ -307,7 +307,9 @@ class TextTask(Task):
             report.write_confusion_png(results["confusion_matrix"], path,
                                        f"{self.name}: {split} ({results['examples']} rows)")
             results["confusion_matrix_png"] = path
-        step = update_step(run.model) if run.model.optimizer else 0
+        # The step of the model being trained: `run.model` may be a reference
+        # (a distillation teacher), evaluated uncompiled.
+        step = update_step(run.trainee)
         write_scalars(os.path.join(run.output_dir, TENSORBOARD_DIR), step,
                       report.tensorboard_scalars(results), f"eval_{split}")
 
@@ -334,8 +336,13 @@ class TextTask(Task):
         pair = bool(options.text_pair_column)
         saved = _saved_head(model_dir) or {}
         labels = tuple(saved["labels"]) if saved.get("labels") else model.labels
-        info = {"inputs": ["text_a", "text_b"] if pair else ["text"],
-                "labels": None if labels is None else list(labels), "multi_label": multi}
+        inputs = ["text_a", "text_b"] if pair else ["text"]
+        trained = [options.text_column, options.text_pair_column] if pair else \
+            [options.text_column]
+        info = {"inputs": inputs, "labels": None if labels is None else list(labels),
+                "multi_label": multi,
+                # The training file's columns, which predict takes for the inputs.
+                "columns": {n: c for n, c in zip(inputs, trained) if n != c}}
         stride = long_inputs.serving_stride(options)
         info.update(long_inputs.serving_info(options))
         if not multi:

@@ -21,6 +21,7 @@ word accuracy. `--do_eval` also writes `<split>_gold.conll` and
 each text's entities (type, code point span, text), words and tags.
 """
 
+import collections
 import dataclasses
 import json
 import logging
@@ -180,6 +181,7 @@ class TokenClassificationTask(Task):
                    "f1": scores["f1"], "accuracy": scores["accuracy"],
                    "strict_f1": strict["f1"], "examples": len(gold), "entities": scores["gold"]}
         metrics.update({f"f1_{k}": v["f1"] for k, v in scores["per_type"].items()})
+        metrics.update(tag_baseline(gold))
         return metrics
 
     def _scheme(self, run):
@@ -215,6 +217,18 @@ class TokenClassificationTask(Task):
         tags = self.tags(self.options(settings), settings.data_dir)
         module = TokenClassifierServing(model, tokenizer, settings.max_seq_length, tags)
         return module, {"inputs": ["text"], "tags": list(tags)}
+
+
+def tag_baseline(gold):
+    """The most-frequent-tag baseline (every word tagged with the split's most
+    frequent tag, `O` in NER: no entity found): its tag, accuracy and F1."""
+    counts = collections.Counter(tag for tags in gold for tag in tags)
+    if not counts:
+        return {}
+    tag = min(counts, key=lambda t: (-counts[t], t))
+    scores = ner_eval.score(gold, [[tag] * len(tags) for tags in gold])
+    return {"baseline_tag": tag, "baseline_accuracy": scores["accuracy"],
+            "baseline_f1": scores["f1"]}
 
 
 register(TokenClassificationTask())

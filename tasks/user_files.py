@@ -20,12 +20,13 @@ import json
 import os
 import zlib
 
-from albert_tf.io_utils import atomic_directory, json_objects, numbered_lines
+from albert_tf.io_utils import ROW_EXTENSIONS as EXTENSIONS  # noqa: F401 - part of this API
+from albert_tf.io_utils import ROW_FORMATS as FORMATS
+from albert_tf.io_utils import Row  # noqa: F401 - part of this API
+from albert_tf.io_utils import atomic_directory, numbered_lines, row_format
+from albert_tf.io_utils import read_rows as io_read_rows
 from albert_tf.settings import Settings, setting
 
-FORMATS = ("auto", "csv", "tsv", "jsonl")
-EXTENSIONS = {".csv": "csv", ".tsv": "tsv", ".jsonl": "jsonl", ".json": "jsonl",
-              ".ndjson": "jsonl"}
 # The split each file flag feeds.
 SPLIT_FLAGS = {"train": "train_file", "dev": "eval_file", "test": "predict_file"}
 
@@ -37,15 +38,6 @@ class FileOptions(Settings):
     predict_file: str = setting("", "Own-data tasks: the file --do_predict labels.")
     format: str = setting("auto", "Own-data tasks: the files' format; auto: by extension "
                           "(.csv, .tsv, .jsonl or .json).", choices=FORMATS)
-
-
-@dataclasses.dataclass(frozen=True)
-class Row:
-    """One data row: its values by column name, and where it is (`file:line`)."""
-
-    values: dict
-    where: str
-    line: int
 
 
 def split_file(options, data_dir, split, task_name):
@@ -68,54 +60,13 @@ def split_file(options, data_dir, split, task_name):
 
 def file_format(path, given="auto"):
     """`given`, or for "auto" the format the extension says."""
-    if given != "auto":
-        return given
-    extension = os.path.splitext(path)[1].lower()
-    if extension not in EXTENSIONS:
-        raise ValueError(f"{path}: cannot tell the format from the extension "
-                         f"{extension or '(none)'!r}; name it with --format="
-                         f"{'|'.join(FORMATS[1:])}")
-    return EXTENSIONS[extension]
+    return row_format(path, given)
 
 
 def read_rows(path, fmt="auto"):
-    """Yields the `Row`s of a CSV, TSV or JSON-lines file, streaming.
-
-    CSV/TSV: the first row names the columns; a row with another number of
-    fields is an error naming its line. JSON lines: each non-blank line is
-    one object.
-    """
-    fmt = file_format(path, fmt)
-    if fmt == "jsonl":
-        yield from _json_rows(path)
-    else:
-        yield from _delimited_rows(path, "," if fmt == "csv" else "\t")
-
-
-def _json_rows(path):
-    for number, value in json_objects(numbered_lines(path), path):
-        yield Row(value, f"{path}:{number}", number)
-
-
-def _delimited_rows(path, delimiter):
-    reader = csv.reader((text for _, text in numbered_lines(path)), delimiter=delimiter)
-    header, previous = None, 0
-    try:
-        for fields in reader:
-            # The line the row starts on (a quoted field may span several lines).
-            start, previous = previous + 1, reader.line_num
-            if not fields or fields == [""]:
-                continue  # a blank line
-            if header is None:
-                header = [name.strip() for name in fields]
-                continue
-            where = f"{path}:{start}"
-            if len(fields) != len(header):
-                raise ValueError(f"{where}: expected {len(header)} fields (columns "
-                                 f"{', '.join(header)}), got {len(fields)}")
-            yield Row(dict(zip(header, fields)), where, start)
-    except csv.Error as e:
-        raise ValueError(f"{path}:{reader.line_num}: {e}") from None
+    """Yields the `Row`s of a CSV, TSV or JSON-lines file, streaming
+    (`albert_tf.io_utils.read_rows`, which `predict` reads its input with too)."""
+    yield from io_read_rows(numbered_lines(path), path, file_format(path, fmt))
 
 
 def columns_of(path, fmt="auto"):

@@ -20,7 +20,8 @@ def test_dialogue_then_mixed_genre_with_the_lines_joined_by_newlines():
     assert train[0].choices == ("图书馆", "医院", "学校") and train[0].label == 1
     assert [e.label for e in train] == [1, 2, 1, 0]
     assert train[2].guid == "m-m1-0" and train[3].guid == "m-m1-1"
-    assert tasks.get("c3").eval_splits == ("dev", "test")
+    assert tasks.get("c3").eval_splits == ("dev",)
+    assert tasks.get("c3").scored_test_splits == ("test",)
 
 
 def _write(tmp_path, documents, subset="d", split="dev"):

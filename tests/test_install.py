@@ -42,3 +42,19 @@ def test_the_installed_package_runs_its_console_script_from_another_folder(tmp_p
                              cwd=elsewhere, env=env, timeout=60)
     assert unknown.returncode == 2
     assert unknown.stderr.startswith("albert-tf: error: unknown command 'finetun'; commands: ")
+
+
+@pytest.mark.skipif(importlib.util.find_spec("setuptools") is None,
+                    reason="reading the metadata needs setuptools in this environment")
+def test_the_package_metadata_reads_without_deprecation_warnings():
+    import warnings
+
+    from setuptools.config.pyprojecttoml import apply_configuration
+    from setuptools.dist import Distribution
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        dist = apply_configuration(Distribution(), os.path.join(ROOT, "pyproject.toml"))
+    assert [str(w.message).splitlines()[0] for w in caught] == []
+    assert dist.metadata.name == "albert-tf"
+    assert "Apache-2.0" in (dist.metadata.license_expression or dist.metadata.license or "")

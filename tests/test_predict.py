@@ -61,13 +61,15 @@ def test_jsonl_file_in_batches_with_the_highest_version(tmp_path, tmp_path_facto
                       "--batch_size=2")
     assert result.returncode == 0, result.stderr[-3000:]
     assert result.stdout == ""
+    # No CUDA probe or oneDNN notes on a CPU machine: nothing went wrong.
+    assert not re.search(r"cuda|oneDNN", result.stderr, re.IGNORECASE), result.stderr
     _check(_lines(out.read_text(encoding="utf-8")), version_dir, ROWS)
 
 
 @pytest.mark.parametrize("name,content,error", [
-    ("q.tsv", "id\tquestion\tcontent\n1\twho\tx\n", r"q.tsv:1 \(the header\): missing 'context'"),
-    ("q.tsv", "question\tcontext\nwho\tx\nwhy\n", r"q.tsv:3: 1 tab-separated fields, the header "
-                                                   r"\(line 1\) names 2"),
+    ("q.tsv", "id\tquestion\tcontent\n1\twho\tx\n", r"q.tsv:2: missing 'context'"),
+    ("q.tsv", "question\tcontext\nwho\tx\nwhy\n", r"q.tsv:3: expected 2 fields \(columns "
+                                                   r"question, context\), got 1"),
     ("q.jsonl", '{"question": "a", "context": "b"}\n\n{"question": "a", "context": \n',
      r"q.jsonl:3: not JSON \(Expecting value at column 30\)"),
     ("q.jsonl", '{"question": "a", "context": "b"}\n{"question": "a"}\n',
@@ -119,3 +121,64 @@ def test_flags_stdin_tsv_and_a_finetuned_folder(tmp_path, tmp_path_factory):
         result = _predict(f"--model={model}", f"--input={tsv}")
         assert result.returncode == 0, result.stderr[-3000:]
         _check(_lines(result.stdout), squad[0], [dict(r, id=str(r.get("id", ""))) for r in ROWS])
+
+
+def _rows(text, name, columns=None, names=("text",)):
+    from albert_tf.io_utils import numbered_lines
+    from albert_tf.predict import read_rows
+
+    path = os.path.join(os.environ.get("TMPDIR", "/tmp"), name)
+    with open(path, "w", encoding="utf-8") as f:
+        f.write(text)
+    return [row for _, row in read_rows(numbered_lines(path), path, names, columns=columns)]
+
+
+def test_predict_reads_rows_as_training_reads_them(tmp_path, monkeypatch):
+    monkeypatch.setenv("TMPDIR", str(tmp_path))
+    columns = {"text": "sentence"}
+    # CSV and TSV with a header, quoted fields, the training column's name.
+    csv_rows = _rows('id,sentence,label\n1,"A fine, long film.",pos\n2,Dull,neg\n', "x.csv",
+                     columns)
+    assert [(r["id"], r["text"]) for r in csv_rows] == [("1", "A fine, long film."),
+                                                        ("2", "Dull")]
+    assert _rows("sentence\tlabel\nGood\tpos\n", "x.tsv", columns)[0]["text"] == "Good"
+    assert _rows('{"sentence": "Good"}\n', "x.jsonl", columns)[0]["text"] == "Good"
+    assert _rows('{"text": "Good"}\n', "x.jsonl", columns)[0]["text"] == "Good"
+    with pytest.raises(ValueError, match=r"x.jsonl:1: missing 'text' \(the model takes text; "
+                                         r"trained on the columns text: 'sentence'\)"):
+        _rows('{"review": "Good"}\n', "x.jsonl", columns)
+    with pytest.raises(ValueError, match=r"x.csv:3: expected 2 fields \(columns a, b\), got 1"):
+        _rows("a,b\nx,y\nz\n", "x.csv", names=("a",))
+
+
+def test_native_start_up_notes_are_filtered_and_other_lines_kept(capfd):
+    from albert_tf import cli as albert_cli
+
+    with albert_cli.native_noise_filtered():
+        os.write(2, b"E0000 cuda_platform.cc:52] failed call to cuInit: UNKNOWN ERROR (303)\n")
+        os.write(2, b"I0000 port.cc:153] oneDNN custom operations are on. You may see\n")
+        os.write(2, b"a real problem\n")
+    assert capfd.readouterr().err == "a real problem\n"
+
+
+def test_token_classification_output_reads_as_words_and_entities():
+    from albert_tf.predict import _readable, tagged_words
+
+    text = "EU rejects German"
+    tags = [b"B-ORG", b"", b"O", b"", b"B-MISC", b""]  # a word's tag on its first token
+    spans = [(0, 2), (3, 3), (3, 5), (5, 10), (11, 17), (-1, -1)]  # (3, 3): zero-width
+    outputs = {"num_tokens": np.array([5]), "token_tag": np.array([tags]),
+               "token_start": np.array([[s for s, _ in spans]]),
+               "token_end": np.array([[e for _, e in spans]]),
+               "num_entities": np.array([2]),
+               "entity_type": np.array([[b"ORG", b"MISC", b""]]),
+               "entity_text": np.array([[b"EU", b"German", b""]]),
+               "entity_start": np.array([[0, 11, -1]]), "entity_end": np.array([[2, 17, -1]])}
+    assert tagged_words(outputs, 0, text) == {
+        "words": [{"word": "EU", "tag": "B-ORG", "start": 0, "end": 2},
+                  {"word": "rejects", "tag": "O", "start": 3, "end": 10},
+                  {"word": "German", "tag": "B-MISC", "start": 11, "end": 17}],
+        "entities": [{"type": "ORG", "text": "EU", "start": 0, "end": 2},
+                     {"type": "MISC", "text": "German", "start": 11, "end": 17}]}
+    raw = _readable(outputs, 0, {"text": text}, raw=True)
+    assert raw["num_tokens"] == 5 and raw["token_tag"][1] == ""

@@ -25,7 +25,8 @@ def test_every_question_of_middle_then_high_with_its_answer_letter():
 
 def test_race_fills_blanks_and_reads_the_nested_layout_too(tmp_path):
     task = tasks.get("race")
-    assert task.fill_blank and task.eval_splits == ("dev", "test")
+    assert task.fill_blank and task.eval_splits == ("dev",)
+    assert task.scored_test_splits == ("test",)
     shutil.copytree(RACE, tmp_path / "RACE")  # run_race.py's --data_dir holds RACE/
     assert len(task.read_examples(str(tmp_path), "dev")) == 2
 

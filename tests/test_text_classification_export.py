@@ -155,6 +155,7 @@ def test_chinese_pairs_through_a_wordpiece_export(tmp_path):
                                                   text_pair_column="b")
     version = export_model(model_dir, str(tmp_path / "export"))
     assert helpers.export_info(version)["inputs"] == ["text_a", "text_b"]
+    assert helpers.export_info(version)["columns"] == {"text_a": "a", "text_b": "b"}
     got = helpers.serve(version, text_a=[a for a, _ in pairs], text_b=[b for _, b in pairs])
     want = _softmax(_host_logits(task, settings, model, model_dir, [a for a, _ in pairs],
                                  [b for _, b in pairs]))
@@ -210,6 +211,12 @@ def test_from_a_csv_to_predictions_with_the_commands(tmp_path):
         np.testing.assert_allclose(served[0]["probabilities"],
                                    [predicted[0]["probabilities"][k] for k in ("neg", "pos")],
                                    atol=1e-5)
+    # The training file's own format and columns (a CSV with `review`) predict too.
+    answer = cli.run("albert_tf.predict", f"--model={out / 'export'}",
+                     f"--input={tmp_path / 'test.csv'}")
+    assert answer.returncode == 0, answer.stderr[-3000:]
+    served = [json.loads(line) for line in answer.stdout.splitlines()]
+    assert [s["label"] for s in served] == [p["label"] for p in predicted]
     # Invalid UTF-8 in the input file: one line naming it.
     rows.write_bytes(b'{"text": "ok"}\n{"text": "caf\xc3"}\n')
     assert cli.one_line_error(cli.run("albert_tf.predict", f"--model={out / 'export'}",

@@ -82,7 +82,9 @@ def test_finetune_evaluate_export_and_serve(tmp_path, vocabulary, size, train, d
             text=True, cwd=cli.ROOT, env=cli.env(), timeout=600)
         assert answer.returncode == 0, answer.stderr[-2000:]
         row = json.loads(answer.stdout)
-        assert row["id"] == 1 and row["num_tokens"] > 0 and "entity_type" in row
+        assert row["id"] == 1 and [w["word"] for w in row["words"]] == [
+            "EU", "rejects", "German", "call"]
+        assert all(w["tag"] for w in row["words"]) and isinstance(row["entities"], list)
 
 
 @pytest.mark.slow

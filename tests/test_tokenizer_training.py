@@ -40,7 +40,8 @@ def corpus(tmp_path_factory):
 
 def test_cli_trains_an_uncased_albert_model(corpus, tmp_path):
     prefix = str(tmp_path / "spm" / "m")
-    result = run_cli("train", f"--input={corpus}", "--vocab_size=300", f"--output={prefix}",
+    pattern = os.path.join(os.path.dirname(corpus), "*.txt")  # a quoted glob, as the README
+    result = run_cli("train", f"--input={pattern}", "--vocab_size=300", f"--output={prefix}",
                      "--lowercase")
     assert result.returncode == 0, result.stderr
     assert os.path.isfile(prefix + ".model") and os.path.isfile(prefix + ".vocab")
@@ -74,7 +75,9 @@ def test_cased_training_is_detected_and_checked(corpus, tmp_path):
 
 @pytest.mark.parametrize("args,message", [
     (["train", "--input=/no/such/file.txt", "--vocab_size=300", "--output=/tmp/x"],
-     "input file not found: /no/such/file.txt"),
+     "--input: no file matches '/no/such/file.txt'"),
+    (["train", "{corpus}", "{corpus}", "--vocab_size=300", "--output={out}"],
+     "the shell expanded an unquoted glob; quote it (--input='corpus/*.txt')"),
     (["train", "--input={corpus}", "--vocab_size=100000", "--output={out}"],
      "Vocabulary size too high"),
     (["train", "--input={corpus}"], "missing required flag(s): --vocab_size, --output"),

@@ -36,6 +36,9 @@ class LinearChainCRF(keras.layers.Layer):
                                             name="start_scores")
         self.end_scores = self.add_weight(shape=(num_tags,), initializer=init,
                                           name="end_scores")
+        # Its weights depend on num_tags alone, made here: built (else Keras warns
+        # that the model holding it was marked built with unbuilt state).
+        self.built = True
 
     @staticmethod
     def _at_least_two_steps(potentials):

@@ -13,6 +13,7 @@ the words of BERT's `BasicTokenizer` (`wordpiece_training`); `--vocab_file=DIR`
 (or `albert_tf.load_tokenizer(DIR)`) reads it back.
 """
 
+import os
 import sys
 
 from absl import app, flags
@@ -22,7 +23,8 @@ flags.DEFINE_enum("type", "sentencepiece", ["sentencepiece", "wordpiece"],
                   "The vocabulary to train: ALBERT's SentencePiece model, or a BERT WordPiece "
                   "vocab.txt (as Chinese ALBERT's).")
 flags.DEFINE_list("input", None,
-                  "Comma-separated UTF-8 text files, one sentence or paragraph a line.")
+                  "Comma-separated UTF-8 text files or quoted globs ('corpus/*.txt'), one "
+                  "sentence or paragraph a line.")
 flags.DEFINE_integer("vocab_size", None, "Pieces in the model, special symbols included.")
 flags.DEFINE_string("output", None, "sentencepiece: an output path prefix (writes PREFIX.model "
                     "and PREFIX.vocab); wordpiece: an output folder (writes vocab.txt and "
@@ -64,6 +66,9 @@ TRAINERS = {"sentencepiece": train_sentencepiece, "wordpiece": train_wordpiece}
 
 
 def main(argv):
+    if len(argv) > 2 and argv[1] in COMMANDS and all(os.path.isfile(a) for a in argv[2:]):
+        _fail(f"expected one command, got {argv[1]!r} and the files {argv[2:4]}...: the shell "
+              "expanded an unquoted glob; quote it (--input='corpus/*.txt')")
     if len(argv) != 2 or argv[1] not in COMMANDS:
         _fail(f"expected one command, one of {list(COMMANDS)}; got {argv[1:]}")
     missing = [f"--{name}" for name in ("input", "vocab_size", "output")
@@ -71,6 +76,9 @@ def main(argv):
     if missing:
         _fail(f"missing required flag(s): {', '.join(missing)}")
     try:
+        from albert_tf.pretraining.documents import expand_inputs
+
+        FLAGS.input = expand_inputs(FLAGS.input)  # globs, as create_pretraining_data takes
         print(TRAINERS[FLAGS.type]())
     except (OSError, ValueError) as e:
         _fail(str(e))

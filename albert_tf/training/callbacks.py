@@ -1,5 +1,6 @@
 """Callbacks of a training run: progress, summaries, checkpoints, divergence."""
 
+import logging
 import math
 import sys
 import time
@@ -19,8 +20,10 @@ class TrainingInterrupted(RunStopped):
 
 
 def update_step(model):
-    """Optimizer updates done so far (micro-batches / accumulation steps)."""
-    return int(model.optimizer.iterations.numpy())
+    """Optimizer updates done so far (micro-batches / accumulation steps); 0 for
+    a model never compiled (a distillation teacher, a model loaded to predict)."""
+    optimizer = getattr(model, "optimizer", None)
+    return int(optimizer.iterations.numpy()) if optimizer is not None else 0
 
 
 class PerStepLoss(keras.callbacks.Callback):
@@ -84,19 +87,24 @@ class CheckpointSaver(keras.callbacks.Callback):
 
 
 class ProgressLogger(keras.callbacks.Callback):
-    """Progress with loss and throughput; TensorBoard scalars every `every` steps.
+    """Progress with loss, throughput and ETA; TensorBoard scalars every `every` steps.
 
     A progress bar on a terminal; in logs (no terminal), one line every
-    `every` steps. Throughput leaves out the first step, which includes
-    tracing (and XLA compilation).
+    `every` steps or every `interval` seconds, whichever comes first, and one
+    at the last step (a run of few, slow updates still shows). Throughput
+    leaves out the first step, which includes tracing (and XLA compilation).
+    `clock`: seconds, monotonic (a test's scripted clock).
     """
 
-    def __init__(self, total_steps, examples_per_step, summary_dir, every=50, verbose=True):
+    def __init__(self, total_steps, examples_per_step, summary_dir, every=50, verbose=True,
+                 interval=30.0, clock=time.perf_counter):
         super().__init__()
         self.total_steps = total_steps
         self.examples_per_step = examples_per_step
         self.every = every
         self.verbose = verbose
+        self.interval, self.clock = interval, clock
+        self._last_line = None  # when the last line was printed (or training began)
         self.writer = tf.summary.create_file_writer(summary_dir) if summary_dir else None
         self.bar = None
         self.first = None  # (step, time) after the first step
@@ -104,6 +112,7 @@ class ProgressLogger(keras.callbacks.Callback):
         self.last_eval = {}  # the latest evaluation while training, shown on the line
 
     def on_train_begin(self, logs=None):
+        self._last_line = self.clock()
         if self.verbose and sys.stdout.isatty():
             self.bar = keras.utils.Progbar(self.total_steps, stateful_metrics=[
                 "loss", "ex/s", "mlm_accuracy", "sop_accuracy"])
@@ -113,25 +122,26 @@ class ProgressLogger(keras.callbacks.Callback):
         if self.first is None:
             return 0.0
         step, start = self.first
-        elapsed = time.perf_counter() - start
+        elapsed = self.clock() - start
         return (update_step(self.model) - step) * self.examples_per_step / max(elapsed, 1e-9)
 
     def on_train_batch_end(self, batch, logs=None):
         step = update_step(self.model)
+        now = self.clock()
         if self.first is None:
-            self.first = (step, time.perf_counter())
+            self.first = (step, now)
+        if self._last_line is None:
+            self._last_line = now
         values = {k: float(keras.ops.convert_to_numpy(v).ravel()[0])
                   for k, v in (logs or {}).items()}
         if self.bar is not None:
             self.bar.stateful_metrics.update(self.last_eval)  # shown as is, not averaged
             self.bar.update(step, [*values.items(), *self.last_eval.items(),
                                    ("ex/s", self.throughput())])
-        elif self.verbose and step % self.every == 0:
-            shown = "  ".join(f"{k} {v:.4f}" for k, v in {**values, **self.last_eval}.items())
-            rate = self.throughput()
-            eta = ((self.total_steps - step) * self.examples_per_step / rate) if rate else 0
-            print(f"step {step}/{self.total_steps}  {shown}  {rate:.1f} examples/s  "
-                  f"ETA {int(eta) // 60}:{int(eta) % 60:02d}", flush=True)
+        elif self.verbose and (step % self.every == 0 or step >= self.total_steps
+                               or now - self._last_line >= self.interval):
+            self._last_line = now
+            print(self.line(step, {**values, **self.last_eval}), flush=True)
         if self.writer is not None and step % self.every == 0:
             lr = self.model.optimizer.learning_rate
             with self.writer.as_default(step=step):
@@ -140,10 +150,66 @@ class ProgressLogger(keras.callbacks.Callback):
                 tf.summary.scalar("train/learning_rate", float(keras.ops.convert_to_numpy(lr)))
                 tf.summary.scalar("train/examples_per_second", self.throughput())
 
+    def line(self, step, values):
+        """`step N/T  loss L  R examples/s  ETA m:ss`: one line of the log."""
+        shown = "  ".join(f"{k} {v:.4f}" for k, v in values.items())
+        rate = self.throughput()
+        eta = ((self.total_steps - step) * self.examples_per_step / rate) if rate else 0
+        return (f"step {step}/{self.total_steps}  {shown}  {rate:.1f} examples/s  "
+                f"ETA {int(eta) // 60}:{int(eta) % 60:02d}")
+
     def on_train_end(self, logs=None):
         self.final_throughput = self.throughput()
         if self.writer is not None:
             self.writer.flush()
+
+
+class LossRiseWarning(keras.callbacks.Callback):
+    """Warns (once per rise) when the training loss rises for a sustained stretch.
+
+    The loss is averaged over windows of `window` steps; when `stretch`
+    windows in a row average more than `factor` x the lowest window so far
+    and at least `min_rise` above it (near zero, batches of a well-fitted set
+    differ by more than a factor), the run is probably not learning (a learning rate too high for the
+    weights, e.g. a fine-tuning recipe on random weights or the reverse):
+    said while training, not found afterwards. A new lowest window re-arms it.
+    """
+
+    def __init__(self, window=20, stretch=3, factor=1.2, min_rise=0.1, warn=None):
+        super().__init__()
+        self.window, self.stretch, self.factor = window, stretch, factor
+        self.min_rise = min_rise
+        self.warn = warn or (lambda message: logging.warning("%s", message))
+        self._losses, self._best, self._above, self._warned = [], None, 0, False
+        self._step = 0
+
+    def observe(self, loss):
+        """Takes one step's loss; returns the warning when one is due, else None."""
+        self._step += 1
+        self._losses.append(loss)
+        if len(self._losses) < self.window:
+            return None
+        mean, self._losses = sum(self._losses) / len(self._losses), []
+        if self._best is None or mean < self._best[0]:
+            self._best, self._above, self._warned = (mean, self._step), 0, False
+            return None
+        rose = mean > self._best[0] * self.factor and mean - self._best[0] >= self.min_rise
+        self._above = self._above + 1 if rose else 0
+        if self._above < self.stretch or self._warned:
+            return None
+        self._warned = True
+        return (f"the training loss has risen for {self._above * self.window} steps: "
+                f"{self._best[0]:.4g} (mean of the {self.window} steps to {self._best[1]}) "
+                f"-> {mean:.4g} (to step {self._step}); a lower --learning_rate or longer "
+                "--warmup_steps usually helps")
+
+    def on_train_batch_end(self, batch, logs=None):
+        if logs and "loss" in logs:
+            loss = float(keras.ops.convert_to_numpy(logs["loss"]).ravel()[0])
+            if math.isfinite(loss):
+                message = self.observe(loss)
+                if message:
+                    self.warn(message)
 
 
 def write_scalars(summary_dir, step, values, prefix):

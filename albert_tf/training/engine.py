@@ -17,9 +17,9 @@ import tensorflow as tf
 
 from albert_tf.checkpoints.weights import CheckpointError
 from albert_tf.data import distributed_dataset, eval_batches, train_batches
-from albert_tf.training.callbacks import (CheckpointSaver, DivergenceGuard, PerStepLoss,
-                                          ProgressLogger, TrainingDiverged, TrainingInterrupted,
-                                          update_step)
+from albert_tf.training.callbacks import (CheckpointSaver, DivergenceGuard, LossRiseWarning,
+                                          PerStepLoss, ProgressLogger, TrainingDiverged,
+                                          TrainingInterrupted, update_step)
 from albert_tf.training.run_folder import CHECKPOINT_DIR, TENSORBOARD_DIR
 
 
@@ -144,7 +144,8 @@ def train(model, strategy, make_dataset, settings, output_dir, verbose=True, wor
                               else None,
                               every=settings.log_every, verbose=verbose and worker is None)
     saver = CheckpointSaver(manager, settings.checkpoint_every, guard)
-    callbacks = [PerStepLoss(), guard, saver, progress]
+    rise = LossRiseWarning(window=max(5, min(50, settings.train_steps // 20)))
+    callbacks = [PerStepLoss(), guard, saver, rise, progress]
     stopped = None
     if evaluator is not None:
         evaluator.attach(saver, guard, progress)

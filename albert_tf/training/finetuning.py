@@ -24,8 +24,9 @@ from albert_tf.checkpoints import load_tokenizer
 from albert_tf.checkpoints.weights import CheckpointError
 from albert_tf.training import engine, evaluation
 from albert_tf.training import settings as settings_lib
-from albert_tf.training.run_folder import (BEST_DIR, FEATURES_DIR, HISTORY_FILE, MODEL_DIR,
-                                           RESULTS_FILE, SETTINGS_FILE, TENSORBOARD_DIR)
+from albert_tf.training.run_folder import (BEST_DIR, CHECKPOINT_DIR, CHECKPOINT_RESULTS_FILE,
+                                           FEATURES_DIR, HISTORY_FILE, MODEL_DIR, RESULTS_FILE,
+                                           SETTINGS_FILE, TENSORBOARD_DIR, has_progress)
 from albert_tf.training.settings import DEFAULT_MODEL
 from albert_tf.training.setup import start_run
 
@@ -43,17 +44,17 @@ def run_tokenizer(settings):
 
 def model_config(settings, checkpoint, vocabulary_size):
     """`(config, problem)`: the model's `AlbertConfig` (the checkpoint's, or
-    `settings.model`, a preset or a config file, sized to the tokenizer's
-    vocabulary unless the file gives its own size) and what is wrong, or None."""
+    `settings.model`, a preset or a config file: one rule for both, a model
+    from random weights has its embeddings sized to the tokenizer's
+    vocabulary) and what is wrong, or None."""
     model = settings.model or DEFAULT_MODEL
     if checkpoint is not None:
         config, source = checkpoint[1], checkpoint[3]
     elif model in preset_names():
         config, source = AlbertConfig.preset(model, vocabulary_size=vocabulary_size), model
     else:
-        config, source = AlbertConfig.from_json_file(model), model
-        if "vocabulary_size" not in read_json(model):
-            config = config.replace(vocabulary_size=vocabulary_size)
+        config = AlbertConfig.from_json_file(model).replace(vocabulary_size=vocabulary_size)
+        source = model
     problem = None
     if config.vocabulary_size != vocabulary_size:
         problem = (f"the model ({source}) has a vocabulary of {config.vocabulary_size}, the "
@@ -61,16 +62,25 @@ def model_config(settings, checkpoint, vocabulary_size):
     return config, problem
 
 
-def build_model(task, settings, policy, config, checkpoint, head=None):
+def build_model(task, settings, policy, config, checkpoint, head=None, new_run=True):
     """The task model: pretrained (backbone, and head if the checkpoint has one)
     from `checkpoint`, or randomly initialised from `config`; `head`: a
-    saved head config to build the head from (see `Task.build_model`)."""
+    saved head config to build the head from (see `Task.build_model`);
+    `new_run`: False for a run resumed from its checkpoint (nothing to warn about)."""
     config = config.replace(dropout=settings.dropout, attention_dropout=settings.dropout)
     backbone = AlbertBackbone(config, dtype=policy, recompute=settings.recompute)
     model = task.build_model(backbone, settings, head)
     if checkpoint is None:
-        logging.warning("no --init_checkpoint: training %s from a random initialisation",
-                        settings.model or DEFAULT_MODEL)
+        if new_run:
+            # `finetune` resolves a run without a checkpoint with the from-scratch
+            # recipe (configs/finetune_recipes.json), not the fine-tuning one.
+            logging.warning(
+                "no --init_checkpoint: training %s from a random initialisation; fine-tuning "
+                "recipes are meant for pretrained weights, this run uses learning_rate=%g, "
+                "warmup_steps=%d, train_steps=%d, dropout=%g (finetune's from-scratch recipe "
+                "for what is not given)", settings.model or DEFAULT_MODEL,
+                settings.learning_rate, settings.warmup_steps, settings.train_steps,
+                settings.dropout)
     elif checkpoints.load_task_weights(model, checkpoint):
         logging.info("%s: loaded the fine-tuned %s head too", checkpoint[3], model.head_kind)
     if settings.lora_rank:  # after the pretrained weights: they are what LoRA freezes
@@ -113,6 +123,7 @@ class Run:
         checkpoint = (checkpoints.read_checkpoint(settings.init_checkpoint)
                       if settings.init_checkpoint else None)
         config = self._check(checkpoint)
+        resumed = has_progress(settings.output_dir)
         self.setup = start_run(settings, SETTINGS_FILE)
         self.settings = settings = self.setup.settings
         if verbose and self.setup.chief:
@@ -121,7 +132,7 @@ class Run:
         self.strategy = self.setup.strategy
         with self.strategy.scope():
             self.model = build_model(task, settings, self.setup.policy, config, checkpoint,
-                                     self.head)
+                                     self.head, new_run=not resumed)
             self.trainee = self.training_model(self.model)
         self.setup.compile(self.trainee)
         if settings.lora_rank and verbose and self.setup.chief:
@@ -193,7 +204,9 @@ class Run:
             except (OSError, ValueError) as e:
                 problems.append(str(e))
         if problems:
-            raise ValueError("; ".join(problems))
+            # Splits read from one file (a label set learnt from the training
+            # file checks dev too) fail with one message: say it once.
+            raise ValueError("; ".join(dict.fromkeys(problems)))
         return config
 
     @property
@@ -307,6 +320,22 @@ class Run:
                                             enabled=self._reporting()))
         return self._outputs[split]
 
+    def restore_checkpoint(self):
+        """Without training (`--do_train=false`): the run's newest checkpoint
+        restored, if it has one; returns its update step, or None."""
+        directory = os.path.join(self.output_dir, CHECKPOINT_DIR)
+        if not has_progress(self.output_dir) or not os.path.isdir(directory):
+            return None
+        manager = engine.checkpoint_manager(self.trainee, self.strategy, directory)
+        step = engine.restore_latest(manager, directory)
+        self._outputs.clear()
+        if self._reporting():
+            total = self.settings.train_steps
+            print(f"using the checkpoint of step {step} of {total}" + (
+                " (the run stopped there: --output_dir alone resumes its training)"
+                if step < total else ""), flush=True)
+        return step
+
     def train(self, verbose=True):
         features = self.training_features()
         make_dataset = engine.planned_dataset(self.strategy, features, self.settings,
@@ -395,17 +424,28 @@ def run(task, settings, verbose=True, make_run=Run):
                "replicas": setup.replicas}
     if settings.do_eval:
         results.update(current.reference_results())
+    stopped_at = None  # the step of a stopped run's checkpoint evaluated without training
     if settings.do_train:
         results["train"] = current.train(verbose)
         if settings.keep_best:
             results["best"] = current.restore_best()
+    else:
+        step = current.restore_checkpoint()
+        if step is not None and step < settings.train_steps:
+            stopped_at = results["checkpoint_step"] = step
     if settings.do_eval:
         for split in task.eval_splits:
             results[split] = task.evaluate(current, split)
     if settings.do_predict:
         results["predictions"] = {split: task.write_predictions(current, split)
                                   for split in task.test_splits}
-    if setup.chief:
+        for split in task.scored_test_splits:
+            results[split] = task.evaluate(current, split)
+    if setup.chief and stopped_at is not None:
+        # Not the run's results nor its model: the run is not finished.
+        _write_json(os.path.join(settings.output_dir,
+                                 CHECKPOINT_RESULTS_FILE.format(step=stopped_at)), results)
+    elif setup.chief:
         _write_json(os.path.join(settings.output_dir, RESULTS_FILE), results)
         save_finetuned(current.model, task, current.saved_settings(),
                        os.path.join(settings.output_dir, MODEL_DIR), current.tokenizer)

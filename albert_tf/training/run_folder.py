@@ -7,6 +7,8 @@
                  eval_results.json     metrics (pretraining: pretrain_results.json)
                  eval_history.jsonl    the evaluations while training, one JSON object each
                  best/                 with --keep_best: the best evaluated step's model folder
+                 eval_results_step_N.json   metrics of a stopped run's checkpoint N
+                                       (--do_train=false before the run finished)
                  model/                the result, in albert_tf's format with its vocabulary
                  export/<version>/     SavedModels for TF Serving
 """
@@ -20,6 +22,8 @@ FEATURES_DIR = "features"
 RESULTS_FILE = "eval_results.json"
 HISTORY_FILE = "eval_history.jsonl"
 BEST_DIR = "best"
+# The results of evaluating a stopped run's checkpoint (not the run's results).
+CHECKPOINT_RESULTS_FILE = "eval_results_step_{step}.json"
 MODEL_DIR = "model"
 EXPORT_DIR = "export"
 # What tf.train.CheckpointManager writes once a checkpoint is complete.

@@ -48,10 +48,12 @@ class TrainingSettings(Settings):
         "name such as albert_base_v2.")
     model: str | None = setting(
         None, "Model preset or config file of a randomly initialised model (default: "
-        f"{DEFAULT_MODEL}); not with --init_checkpoint, which fixes the model.")
+        f"{DEFAULT_MODEL}); not with --init_checkpoint, which fixes the model. A preset and a "
+        "file follow one rule: random embeddings are sized to the tokenizer's vocabulary.")
     vocab_file: str | None = setting(
-        None, "The vocabulary (a SentencePiece .model); default: the one shipped with "
-        "--init_checkpoint.")
+        None, "The vocabulary: a SentencePiece .model or a WordPiece vocab.txt; default: the "
+        "one shipped with --init_checkpoint. A random --model needs one too (e.g. ALBERT's "
+        "30k-clean.model, or one trained with `albert-tf tokenizer train`).")
     # Optimisation.
     learning_rate: float = setting(2e-5, "Peak learning rate.", rule=POSITIVE_REAL)
     batch_size: int = setting(32, "Global batch size, split across replicas.", rule=POSITIVE)
@@ -186,7 +188,11 @@ class FinetuneSettings(TrainingSettings):
 
 # Settings that may change when a run is resumed (they do not change its result).
 RESUMABLE = ("strategy", "tpu", "log_every", "do_eval", "do_predict", "export",
-             "eval_batch_size", "keep_checkpoints")
+             "eval_batch_size", "keep_checkpoints", "do_train")
+# Settings of one invocation, never saved over the run's own: --do_train=false
+# evaluates or predicts from a stopped run's last checkpoint, and the run
+# still resumes training with --output_dir alone.
+INVOCATION_ONLY = ("do_train",)
 # Settings whose "auto" is resolved at the start of a run and saved resolved.
 AUTO_RESOLVED = ("precision", "xla")
 
@@ -196,25 +202,26 @@ def resolve(task, overrides, config_file=None):
 
     A `train_steps` or `num_epochs` given without `warmup_steps` or
     `warmup_proportion` keeps the recipe's warmup share (e.g. RTE's 200 of 800
-    steps: 25 of 100); `keep_warmup_share`.
+    steps: 25 of 100); `keep_warmup_share`. Without an `init_checkpoint`
+    (a model from random weights) the recipe is the task's `scratch_recipe`:
+    the fine-tuning recipes are meant for pretrained weights.
 
     Args:
         task: the registered task (its `recipe` supplies the recipe fields).
         overrides: settings given explicitly (e.g. flags the user set).
         config_file: optional JSON object of settings.
     """
-    recipe = task.recipe
+    from_file = read_json(config_file) if config_file else {}
+    given = {**from_file, **overrides}
+    recipe = task.recipe if given.get("init_checkpoint") else task.scratch_recipe
     values = {name: getattr(recipe, name) for name in RECIPE_FIELDS}
-    given = dict(overrides)
     if config_file:
-        from_file = read_json(config_file)
         # The file alone, as a run given only it would resolve (its run length keeps
         # the recipe's warmup share), so that its mistakes are named as its own.
         probe = {**values, **from_file}
         keep_warmup_share(probe, from_file, recipe.warmup_steps, recipe.train_steps)
         FinetuneSettings.from_dict({**probe, "task": task.name, "output_dir": "x"},
                                    config_file)
-        given = {**from_file, **given}
     values.update(given)
     keep_warmup_share(values, given, recipe.warmup_steps, recipe.train_steps)
     values["task"] = task.name

@@ -15,7 +15,7 @@ from albert_tf.training.devices import (make_strategy, precision_name, resolve_p
                                         worker_index)
 from albert_tf.training.optimizers import create_optimizer
 from albert_tf.training.run_folder import has_progress
-from albert_tf.training.settings import AUTO_RESOLVED, load_saved
+from albert_tf.training.settings import AUTO_RESOLVED, INVOCATION_ONLY, load_saved
 
 
 @dataclasses.dataclass(frozen=True)
@@ -88,5 +88,7 @@ def start_run(settings, settings_file):
     setup = RunSetup(settings, strategy, policy, jit, worker_index(strategy))
     if setup.chief:
         os.makedirs(settings.output_dir, exist_ok=True)
-        settings.save(os.path.join(settings.output_dir, settings_file))
+        kept = {} if saved is None else {name: getattr(saved, name) for name in INVOCATION_ONLY
+                                          if hasattr(saved, name)}
+        settings.replace(**kept).save(os.path.join(settings.output_dir, settings_file))
     return setup

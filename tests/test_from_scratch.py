@@ -1,0 +1,79 @@
+"""Training from random weights: its own recipe, a warning when the loss keeps rising,
+and progress lines by time as well as by steps."""
+
+import types
+
+import pytest
+
+import tasks
+from albert_tf.training import settings as settings_lib
+from albert_tf.training.callbacks import LossRiseWarning, ProgressLogger
+
+
+def test_without_a_checkpoint_the_from_scratch_recipe_applies_to_what_is_not_given():
+    sst2 = tasks.get("sst2")
+    scratch = settings_lib.resolve(sst2, {"output_dir": "x"})
+    assert (scratch.learning_rate, scratch.train_steps, scratch.warmup_steps,
+            scratch.dropout) == (3e-4, 2000, 200, 0.1)
+    # The task's own batch, length and head dropout stay.
+    recipe = sst2.recipe
+    assert (scratch.batch_size, scratch.max_seq_length, scratch.classifier_dropout) == (
+        recipe.batch_size, recipe.max_seq_length, recipe.classifier_dropout)
+    pretrained = settings_lib.resolve(sst2, {"output_dir": "x",
+                                             "init_checkpoint": "albert_base_v2"})
+    assert (pretrained.learning_rate, pretrained.train_steps) == (recipe.learning_rate,
+                                                                   recipe.train_steps)
+    given = settings_lib.resolve(sst2, {"output_dir": "x", "learning_rate": 1e-4,
+                                        "train_steps": 500})
+    assert (given.learning_rate, given.train_steps, given.warmup_steps) == (1e-4, 500, 50)
+    assert "random weights" in sst2.scratch_recipe.source
+
+
+def _warnings(losses, **kwargs):
+    watch = LossRiseWarning(**kwargs)
+    return [message for message in map(watch.observe, losses) if message]
+
+
+def test_a_sustained_rise_of_the_loss_is_reported_once():
+    # The CRF run of a new user: from 5.6 down a little, then up to 11.2.
+    rising = [5.6 - 0.01 * i for i in range(40)] + [5.2 + 0.05 * i for i in range(120)]
+    said = _warnings(rising, window=10, stretch=3)
+    assert len(said) == 1
+    assert said[0].startswith("the training loss has risen for 30 steps: ")
+    assert "--learning_rate" in said[0]
+
+
+@pytest.mark.parametrize("losses", [
+    [2.0 / (1 + 0.05 * i) for i in range(200)],  # falling
+    [1.0 + 0.3 * (i % 2) for i in range(200)],  # noisy but flat
+    [1.0] * 30 + [2.0] * 20 + [0.9] * 100,  # a short bump, then lower
+    [0.1] * 50 + [0.13] * 100,  # a well-fitted set: relatively up, absolutely nothing
+])
+def test_a_falling_flat_or_briefly_bumped_loss_is_not_reported(losses):
+    assert _warnings(losses, window=10, stretch=3) == []
+
+
+class _Clock:
+    def __init__(self, step_seconds):
+        self.now, self.step_seconds = 0.0, step_seconds
+
+    def __call__(self):
+        return self.now
+
+
+def test_progress_lines_come_by_time_as_well_as_by_steps(capsys):
+    clock = _Clock(12.0)
+    logger = ProgressLogger(10, 32, None, every=50, verbose=True, interval=30.0, clock=clock)
+    iterations = types.SimpleNamespace(value=0, numpy=lambda: iterations.value)
+    logger.set_model(types.SimpleNamespace(optimizer=types.SimpleNamespace(
+        iterations=iterations)))
+    logger.on_train_begin()
+    for step in range(1, 11):
+        clock.now += clock.step_seconds
+        iterations.value = step
+        logger.on_train_batch_end(step - 1, {"loss": 0.5})
+    lines = capsys.readouterr().out.splitlines()
+    # Every 30 s (steps 3, 6, 9: 36 s, 72 s, 108 s) and the last step, each with rate and ETA.
+    assert [line.split()[1] for line in lines] == ["3/10", "6/10", "9/10", "10/10"]
+    assert lines[0] == "step 3/10  loss 0.5000  2.7 examples/s  ETA 1:24"
+    assert lines[-1].endswith("ETA 0:00")

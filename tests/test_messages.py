@@ -1,0 +1,71 @@
+"""What a run says: each problem once, a warning once per run, a close name suggested."""
+
+import logging
+
+import pytest
+
+import cli_helpers as cli
+import tasks
+from albert_tf.training.finetuning import Run, build_model, model_config
+from albert_tf.training.settings import FinetuneSettings
+
+
+def test_a_problem_two_splits_share_is_said_once(tmp_path):
+    train, dev = tmp_path / "train.csv", tmp_path / "dev.csv"
+    train.write_text("text,label\na,x\nb\n")
+    dev.write_text("text,label\na,x\n")
+    settings = FinetuneSettings(task="text_classification", output_dir=str(tmp_path / "run"),
+                                vocab_file=cli.SPM, model=cli.tiny_model(str(tmp_path)),
+                                max_seq_length=32, task_options={"train_file": str(train), "eval_file": str(dev)})
+    with pytest.raises(ValueError) as error:
+        Run(tasks.get("text_classification"), settings)
+    assert str(error.value) == f"{train}:3: expected 2 fields (columns text, label), got 1"
+
+
+def test_the_random_initialisation_warning_is_for_a_new_run_only(tmp_path, caplog):
+    settings = FinetuneSettings(task="rte", output_dir="x", model=cli.tiny_model(tmp_path))
+    config, _ = model_config(settings, None, 30000)
+    with caplog.at_level(logging.WARNING):
+        build_model(tasks.get("rte"), settings, "float32", config, None, new_run=False)
+    assert "random initialisation" not in caplog.text
+    with caplog.at_level(logging.WARNING):
+        build_model(tasks.get("rte"), settings, "float32", config, None)
+    assert caplog.text.count("random initialisation") == 1
+
+
+def test_a_mistyped_task_gets_a_suggestion():
+    with pytest.raises(ValueError, match=r"unknown task 'squadv2'; did you mean 'squad_v2'\? "
+                                         r"known tasks: "):
+        tasks.get("squadv2")
+    with pytest.raises(ValueError, match=r"unknown task 'zzz'; known tasks: "):
+        tasks.get("zzz")
+
+
+def test_a_preset_and_its_config_file_follow_one_vocabulary_rule(tmp_path):
+    import os
+    import shutil
+
+    copied = tmp_path / "student.json"
+    shutil.copy(os.path.join(cli.ROOT, "configs", "models", "albert_tiny.json"), copied)
+    for model in ("albert_tiny", str(copied)):
+        settings = FinetuneSettings(task="rte", output_dir="x", model=model)
+        config, problem = model_config(settings, None, 8000)
+        assert problem is None and config.vocabulary_size == 8000, model
+
+
+def test_a_crf_token_classifier_builds_without_a_keras_warning():
+    import warnings
+
+    import numpy as np
+
+    from albert_tf.backbone import AlbertBackbone
+    from albert_tf.config import AlbertConfig
+    from albert_tf.models import AlbertTokenClassifier
+    from export_helpers import TINY
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        model = AlbertTokenClassifier(AlbertBackbone(AlbertConfig(**TINY)), 5, crf=True)
+        model({"token_ids": np.ones((2, 7), "int32"), "segment_ids": np.zeros((2, 7), "int32"),
+               "padding_mask": np.ones((2, 7), "int32")})
+    assert not [w for w in caught if "build()" in str(w.message)]
