@@ -20,6 +20,7 @@ batch's longest example. Outputs:
 
 import tensorflow as tf
 
+from albert_tf.export import text_limit
 from albert_tf.export.base import ServingModule, padded_length
 from albert_tf.tokenizer import SegmentPacker
 
@@ -47,11 +48,15 @@ class ClassifierServing(ServingModule):
         else:
             self.define_signatures(self._serve_single, ("text",))
 
+    def _tokenized(self, text):
+        # At most max_seq_length - 2 tokens of a text reach the model.
+        return self.tokenizer(text_limit.cut(text, self.tokenizer, self.max_seq_length))
+
     def _serve_single(self, text):
-        return self._outputs(self.packer(self.tokenizer(text)))
+        return self._outputs(self.packer(self._tokenized(text)))
 
     def _serve_pair(self, text_a, text_b):
-        return self._outputs(self.packer(self.tokenizer(text_a), self.tokenizer(text_b)))
+        return self._outputs(self.packer(self._tokenized(text_a), self._tokenized(text_b)))
 
     def _outputs(self, packed):
         length = padded_length(tf.reduce_sum(packed["padding_mask"], axis=1),
