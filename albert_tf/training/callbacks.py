@@ -68,7 +68,7 @@ def save_checkpoint(manager, step):
         free = shutil.disk_usage(directory).free / 2**20
         raise CheckpointWriteFailed(
             f"{directory}: no space left for the checkpoint of step {step} (it needs about "
-            f"{needed:.0f} MiB free, {free:.0f} MiB are); the last good checkpoint is "
+            f"{needed:.1f} MiB free, {free:.1f} MiB are); the last good checkpoint is "
             f"{manager.latest_checkpoint or 'none yet'}. Free some space and run the same "
             "command again to resume from it") from None
 
