@@ -65,21 +65,20 @@ def share_tree(path):
 
 
 LOCK_FILE = ".lock"  # hold_folder's
-RENAME_LOCK_FILE = ".rename.lock"  # folder_lock's
 
 
 @contextlib.contextmanager
 def folder_lock(folder):
-    """Holds an exclusive lock on `folder` (an `flock` on its `.rename.lock` file,
-    waiting for another holder) for a short step such as choosing a name and
-    renaming into it; the kernel drops it when its process ends, however it ends."""
+    """Holds an exclusive lock on `folder` (an `flock` on the folder itself, waiting
+    for another holder) for a short step such as choosing a name and renaming into
+    it; nothing is written, and the kernel drops it when its process ends."""
     os.makedirs(folder, exist_ok=True)
-    with open(os.path.join(folder, RENAME_LOCK_FILE), "a") as f:
-        fcntl.flock(f, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(f, fcntl.LOCK_UN)
+    fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)  # releases the lock
 
 
 class FolderBusy(RunStopped):
