@@ -4,10 +4,14 @@ folder, and reading text and JSON lines so that an error names its line."""
 import contextlib
 import csv
 import dataclasses
+import fcntl
 import json
 import os
 import shutil
+import socket
 import tempfile
+
+from albert_tf.errors import RunStopped
 
 
 @contextlib.contextmanager
@@ -25,7 +29,11 @@ def atomic_directory(path, overwrite=True):
     tmp = tempfile.mkdtemp(prefix=f".{os.path.basename(path)}.tmp-", dir=parent)
     try:
         yield tmp
-        if os.path.exists(path):
+        share_tree(tmp)
+        if not overwrite:
+            with folder_lock(parent):
+                place_new(tmp, path)
+        elif os.path.exists(path):
             old = tempfile.mkdtemp(prefix=f".{os.path.basename(path)}.old-", dir=parent)
             os.replace(path, os.path.join(old, "x"))
             os.replace(tmp, path)
@@ -41,6 +49,82 @@ def _umask():
     mask = os.umask(0)
     os.umask(mask)
     return mask
+
+
+def share_tree(path):
+    """Gives the folder `path` and everything in it the modes the umask gives
+    new files (0755 / 0644 under the usual 022): `mkdtemp`, `mkstemp` and some
+    writers make them private, and a server running as another user must read them."""
+    mask = _umask()
+    os.chmod(path, 0o777 & ~mask)
+    for root, folders, files in os.walk(path):
+        for name in folders:
+            os.chmod(os.path.join(root, name), 0o777 & ~mask)
+        for name in files:
+            file = os.path.join(root, name)
+            executable = os.stat(file).st_mode & 0o111
+            os.chmod(file, (0o666 | executable) & ~mask)
+
+
+LOCK_FILE = ".lock"  # hold_folder's
+
+
+@contextlib.contextmanager
+def folder_lock(folder):
+    """Holds an exclusive lock on `folder` (an `flock` on the folder itself, waiting
+    for another holder) for a short step such as choosing a name and renaming into
+    it; nothing is written, and the kernel drops it when its process ends."""
+    os.makedirs(folder, exist_ok=True)
+    fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)  # releases the lock
+
+
+class FolderBusy(RunStopped):
+    """Another live process holds the folder (`hold_folder`)."""
+
+
+_HELD = {}  # realpath -> the open lock file of a folder this process holds
+
+
+def hold_folder(folder, what):
+    """Takes `folder` for this process until it ends, or raises `FolderBusy`
+    naming the process that holds it (`what` names the setting to change).
+
+    The lock is an `flock` on `<folder>/.lock`, which records the holder's pid
+    and host for the message; the kernel drops it with its process, however that
+    ends (a killed run leaves nothing held). Taking a folder twice in one
+    process is one hold.
+    """
+    os.makedirs(folder, exist_ok=True)
+    key = os.path.realpath(folder)
+    if key in _HELD:
+        return
+    f = open(os.path.join(folder, LOCK_FILE), "a+")
+    try:
+        fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        f.seek(0)
+        holder = f.read().strip() or "another process"
+        f.close()
+        raise FolderBusy(f"{folder} is in use by {holder}; wait for it to end or choose "
+                         f"another {what}") from None
+    f.seek(0)
+    f.truncate()
+    f.write(f"process {os.getpid()} on {socket.gethostname()}\n")
+    f.flush()
+    _HELD[key] = f
+
+
+def place_new(tmp, path):
+    """Renames the folder `tmp` to `path`, which must not exist (call under a
+    `folder_lock` of their parent: the check and the rename are one step)."""
+    if os.path.lexists(path):
+        raise FileExistsError(f"{path} already exists")
+    os.rename(tmp, path)
 
 
 @contextlib.contextmanager

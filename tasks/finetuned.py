@@ -93,7 +93,8 @@ def export_model(model_dir, export_dir, version=None, tflite=False, quantize=Fal
     version, target = exporter.check_version(export_dir, version)
     module, info = build_serving_module(model_dir, **export_options)
     info["version"] = version
-    return exporter.write_export(module, info, target, tflite, quantize)
+    return exporter.write_export(module, info, target, tflite, quantize,
+                                 renumber=version is None)
 
 
 def export_run(output_dir, **kwargs):

@@ -93,8 +93,17 @@ def test_any_raw_text_gives_defined_answers(squad):
     assert np.isfinite(got["score"]).all()
     empty = _serve(squad[0], tf.zeros([0], tf.string), tf.zeros([0], tf.string))
     assert {k: v.shape for k, v in empty.items()} == {k: (0,) for k in got}
-    # Invalid UTF-8 is read as U+FFFD: the host pipeline on the decoded text agrees.
-    expected = expected_squad(squad, [q.decode("utf-8", "replace") for q in questions], decoded)
+    # Invalid UTF-8 is read as U+FFFD: the host pipeline on the decoded text agrees,
+    # on the part of each context the export reads (SERVING.md: bounded memory).
+    from albert_tf.checkpoints import load_tokenizer
+    from albert_tf.export import text_limit
+
+    settings = squad[3]
+    kept = text_limit.cut(tf.constant(decoded), load_tokenizer(helpers.SPM),
+                          text_limit.WINDOWED_LENGTHS * settings.max_seq_length).numpy()
+    assert len(kept[4]) < len(decoded[4]) / 4  # the long context: cut
+    expected = expected_squad(squad, [q.decode("utf-8", "replace") for q in questions],
+                              [k.decode("utf-8") for k in kept])
     assert_outputs_close(_as_text(got), expected, atol=1e-4)
 
 

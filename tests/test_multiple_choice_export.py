@@ -87,6 +87,15 @@ def test_no_choice_empty_batches_and_invalid_utf8_have_a_defined_answer():
     empty = module.serving_default(tf.constant([], tf.string), tf.constant([], tf.string),
                                    tf.zeros([0, 3], tf.string))
     assert empty["probabilities"].shape == (0, 3) and empty["choice"].shape == (0,)
+    # No column at all: every question has no choice.
+    none = module.serving_default(tf.constant(["c", "d"]), tf.constant(["q", "r"]),
+                                  tf.zeros([2, 0], tf.string))
+    assert none["probabilities"].shape == (2, 0)
+    assert none["choice_index"].numpy().tolist() == [-1, -1]
+    assert none["choice"].numpy().tolist() == [b"", b""]
+    with pytest.raises(tf.errors.InvalidArgumentError, match="context.*question.*choices"):
+        module.serving_default(tf.constant(["c", "d"]), tf.constant(["q"]),
+                               tf.constant([["a"], ["b"]]))
 
 
 FRESH_PROCESS = r"""

@@ -92,3 +92,22 @@ def test_word_rule_is_the_same_on_the_host_and_in_the_graph():
     s, e = load_tokenizer(WORDPIECE, host=True).encode_with_offsets(text)[1:]
     words = [text[a:b] for a, b, first in zip(s, e, word_starts(text, s, e)) if first]
     assert words[:5] == ["叶", "老", "桂", "认", "为"] and words[5] == "，"
+
+
+def test_no_word_and_no_entity_has_an_empty_span():
+    # SentencePiece writes a lone "▁" (no character) before a text's first Chinese
+    # character: it is one word with the token after it, for both decoders.
+    host_tokenizer = load_tokenizer(SPM, host=True)
+    texts = ["叶老桂认为，浙商银行在杭州。", "<unk>"] + CHINESE
+    for text in texts:
+        _, s, e = host_tokenizer.encode_with_offsets(text)
+        words = [a for a, first in zip(range(len(s)), word_starts(text, s, e)) if first]
+        assert all(max(e[w:(words + [len(s)])[k + 1]]) > s[w] for k, w in enumerate(words))
+    tags = tagging.tag_list(["LOC", "PER", "ORG"], "bioes")
+    model = token_model(host_tokenizer.vocabulary_size, tags, True, 6)
+    module = TokenClassifierServing(model, load_tokenizer(SPM, host=False), 9, tags)
+    got = _served(module, texts)
+    assert any(entities for entities, _ in got), "random weights found no entity: weak test"
+    for text, (entities, _) in zip(texts, got):
+        assert all(end > start and surface for _, start, end, surface in entities), text
+    assert got == _host(model, host_tokenizer, texts, tags, 9)

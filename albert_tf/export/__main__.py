@@ -114,11 +114,12 @@ def _export():
             saved_module, _ = finetuned.build_serving_module(model_dir, **task_options)
     info.update(version=version, precision=chosen)
     web_bundle = _web_bundle(module, model_dir) if FLAGS.web else None
-    exporter.write_export(
+    target = exporter.write_export(
         module, info, target, FLAGS.tflite, FLAGS.quantize, saved_module=saved_module,
         tflite_variants=tuple(dict.fromkeys(FLAGS.tflite_variants)),
         representative=data and data.calibration(module.input_names),
-        evaluate=data and data.evaluate(module.input_names), web=web_bundle)
+        evaluate=data and data.evaluate(module.input_names), web=web_bundle,
+        renumber=FLAGS.version is None)
     return target, info.get("evaluation")
 
 

@@ -7,6 +7,7 @@ SavedModel loads where albert_tf and keras-hub are not installed.
 """
 
 import functools
+import inspect
 import types
 
 import tensorflow as tf
@@ -15,6 +16,8 @@ TOKEN_INPUTS = ("token_ids", "segment_ids", "padding_mask")
 # Batches are padded to a multiple of this many tokens, as `albert_tf.data.padded_length`
 # pads them in training and evaluation.
 LENGTH_MULTIPLE = 8
+# Model inputs are run this many tokens at a time (`ServingModule.run_model_in_chunks`).
+CHUNK_TOKENS = 4096
 
 
 def token_specs(names, length=None):
@@ -28,6 +31,33 @@ def padded_length(real_lengths, max_seq_length, minimum=1):
     longest = tf.reduce_max(tf.concat([[minimum], real_lengths], 0))
     rounded = (longest + LENGTH_MULTIPLE - 1) // LENGTH_MULTIPLE * LENGTH_MULTIPLE
     return tf.minimum(tf.maximum(rounded, minimum), max_seq_length)
+
+
+def checked_inputs(named, ranks=None):
+    """The string inputs `named` (name -> tensor), once checked at run time to be
+    one batch: each a dense tensor of its rank in `ranks` (default 1), all of one
+    first dimension. Else an `InvalidArgumentError` names the inputs and gives
+    their shapes (the static shape of a signature's input is not checked by
+    its callers: TF Serving passes a `[1, 2]` tensor to a `[batch]` input).
+    """
+    names, values = list(named), list(named.values())
+    ranks = ranks or [1] * len(values)
+    batch = tf.shape(values[0])[0]
+    ok = tf.constant(True)
+    for value, rank in zip(values, ranks):
+        shape = tf.shape(value)
+        # A tensor of more dimensions than the signature says has more elements
+        # than its first `rank` dimensions hold (the rank itself, and a product of
+        # the shape, are folded away by the graph optimizer: index the shape).
+        held = shape[0] if rank == 1 else shape[0] * shape[1]
+        ok &= tf.equal(tf.size(value), held) & tf.equal(shape[0], batch)
+    expected = ", ".join(f"{n} [batch{', num_choices' if r == 2 else ''}]"
+                         for n, r in zip(names, ranks))
+    check = tf.debugging.Assert(ok, [f"inputs must be one batch: {expected}; got shapes"]
+                                + [x for n, v in named.items() for x in (f"{n}", tf.shape(v))],
+                                summarize=8)
+    with tf.control_dependencies([check]):
+        return [tf.identity(v) for v in values]
 
 
 class ServingModule(tf.Module):
@@ -63,8 +93,14 @@ class ServingModule(tf.Module):
         `tf.function` once more; the signatures are all that serving needs.
         """
         text_specs = [tf.TensorSpec([None], tf.string, name=name) for name in text_inputs]
+
+        def checked(*texts):
+            return serve(*checked_inputs(dict(zip(text_inputs, texts))))
+
+        checked.__signature__ = inspect.signature(serve)  # the inputs' names
+
         self._functions = types.MappingProxyType({
-            "serving_default": tf.function(serve, input_signature=text_specs, autograph=False),
+            "serving_default": tf.function(checked, input_signature=text_specs, autograph=False),
             "encoded": tf.function(self._encoded, input_signature=token_specs(self.input_names),
                                    autograph=False)})
 
@@ -82,6 +118,27 @@ class ServingModule(tf.Module):
     def run_model(self, inputs):
         """The model's outputs (dict) on a dict of int32 token inputs, in inference mode."""
         return dict(self._predict(inputs))
+
+    def run_model_in_chunks(self, inputs):
+        """`run_model` over the rows of `inputs` a chunk at a time, so that a request
+        of many windows holds the activations of one chunk at once, not of all
+        (`CHUNK_TOKENS` tokens a chunk); the outputs are those of one call."""
+        chunk = max(1, CHUNK_TOKENS // self.max_seq_length)
+        rows = tf.shape(next(iter(inputs.values())))[0]
+        count = tf.maximum(1, (rows + chunk - 1) // chunk)
+        # Padding rows (all-zero ids and mask) are computed and dropped.
+        padded = {k: tf.pad(v, [[0, count * chunk - rows], [0, 0]]) for k, v in inputs.items()}
+        first = self.run_model({k: v[:chunk] for k, v in padded.items()})
+        arrays = {k: tf.TensorArray(v.dtype, size=count, infer_shape=False).write(0, v)
+                  for k, v in first.items()}
+
+        def body(i, arrays):
+            out = self.run_model({k: v[i * chunk:(i + 1) * chunk] for k, v in padded.items()})
+            return i + 1, {k: arrays[k].write(i, out[k]) for k in arrays}
+
+        _, arrays = tf.while_loop(lambda i, _: i < count, body, (1, arrays),
+                                  parallel_iterations=1)
+        return {k: a.concat()[:rows] for k, a in arrays.items()}
 
     def _encoded(self, *tensors):
         return self.run_model(dict(zip(self.input_names, tensors)))

@@ -24,6 +24,7 @@ outputs below. Outputs:
 
 import tensorflow as tf
 
+from albert_tf.export import text_limit
 from albert_tf.export.base import ServingModule, padded_length
 from albert_tf.tokenizer import SegmentPacker, WindowPacker, window_mean
 
@@ -55,11 +56,18 @@ class ClassifierServing(ServingModule):
         else:
             self.define_signatures(self._serve_single, ("text",))
 
+    def _tokenized(self, text):
+        # At most max_seq_length - 2 tokens of a text reach the model; scored in
+        # windows, at most WINDOWED_LENGTHS x max_seq_length (bounded memory).
+        tokens = self.max_seq_length if self.windows is None else \
+            text_limit.WINDOWED_LENGTHS * self.max_seq_length
+        return self.tokenizer(text_limit.cut(text, self.tokenizer, tokens))
+
     def _serve_single(self, text):
-        return self._outputs(self.tokenizer(text))
+        return self._outputs(self._tokenized(text))
 
     def _serve_pair(self, text_a, text_b):
-        return self._outputs(self.tokenizer(text_a), self.tokenizer(text_b))
+        return self._outputs(self._tokenized(text_a), self._tokenized(text_b))
 
     def _outputs(self, *ids):
         packed = (self.packer if self.windows is None else self.windows)(*ids)

@@ -7,13 +7,15 @@ an export is built in (renamed into place only once complete).
 
 import json
 import os
+import shutil
+import tempfile
 
 import tensorflow as tf
 
 from albert_tf.checkpoints import native
 from albert_tf.export import INFO_FILE, TFLITE_FILE
 from albert_tf.export import tflite as tflite_lib
-from albert_tf.io_utils import atomic_directory, atomic_file
+from albert_tf.io_utils import atomic_file, folder_lock, place_new, share_tree
 from albert_tf.training.run_folder import MODEL_DIR
 
 
@@ -70,7 +72,8 @@ def tflite_variant_file(variant):
 
 
 def write_export(module, info, target, tflite=False, quantize=False, *, saved_module=None,
-                 tflite_variants=(), representative=None, evaluate=None, web=None):
+                 tflite_variants=(), representative=None, evaluate=None, web=None,
+                 renumber=False):
     """Writes the SavedModel of a serving module into the version folder `target`.
 
     tflite: also write `model.tflite` (the `encoded` signature at
@@ -86,18 +89,49 @@ def write_export(module, info, target, tflite=False, quantize=False, *, saved_mo
     web: a function (folder) -> JSON-able writing the web bundle into `web/`
     (`albert_tf.export.web.write`); its result is stored as `info["web"]`.
     The folder appears complete or not at all: it is built beside its final
-    place and renamed at the end.
+    place and renamed at the end, readable by other users (the umask's modes).
+    Concurrent exports into one root never replace each other: the check that
+    the version is free and the rename are one step under a lock of the root;
+    if `target`'s version was taken meanwhile, `renumber` (a version chosen as
+    "the next") takes the next free one, else it is a `FileExistsError`.
+
+    Returns:
+        the version folder written.
     """
-    with atomic_directory(target, overwrite=False) as tmp:
-        if tflite or quantize:
-            info["tflite"] = tflite_lib.write(module, os.path.join(tmp, TFLITE_FILE), quantize)
-        for variant in tflite_variants:
-            info.setdefault("tflite_variants", {})[variant] = tflite_lib.write(
-                module, os.path.join(tmp, tflite_variant_file(variant)), variant, representative)
-        if web is not None:
-            info["web"] = web(os.path.join(tmp, "web"))
-        save_module(saved_module or module, info, tmp)
-        if evaluate is not None:
-            info["evaluation"] = evaluate(tmp, info)
-            write_info(info, tmp)
+    root = os.path.dirname(os.path.abspath(target))
+    os.makedirs(root, exist_ok=True)
+    tmp = tempfile.mkdtemp(prefix=f".{os.path.basename(target)}.tmp-", dir=root)
+    try:
+        _write_files(module, info, tmp, tflite, quantize, saved_module, tflite_variants,
+                     representative, evaluate, web)
+        share_tree(tmp)
+        with folder_lock(root):
+            if renumber and os.path.lexists(target):
+                info["version"] = next_version(root)
+                target = os.path.join(root, str(info["version"]))
+                write_info(info, tmp)
+                share_tree(tmp)
+            if os.path.lexists(target):
+                raise FileExistsError(f"{target} was written by another export meanwhile; "
+                                      "choose another --version")
+            place_new(tmp, target)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
     return target
+
+
+def _write_files(module, info, tmp, tflite, quantize, saved_module, tflite_variants,
+                 representative, evaluate, web):
+    """Every file of the export, into the folder `tmp`."""
+    if tflite or quantize:
+        info["tflite"] = tflite_lib.write(module, os.path.join(tmp, TFLITE_FILE), quantize)
+    for variant in tflite_variants:
+        info.setdefault("tflite_variants", {})[variant] = tflite_lib.write(
+            module, os.path.join(tmp, tflite_variant_file(variant)), variant, representative)
+    if web is not None:
+        info["web"] = web(os.path.join(tmp, "web"))
+    save_module(saved_module or module, info, tmp)
+    if evaluate is not None:
+        info["evaluation"] = evaluate(tmp, info)
+        write_info(info, tmp)

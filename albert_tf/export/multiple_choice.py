@@ -26,7 +26,8 @@ import types
 
 import tensorflow as tf
 
-from albert_tf.export.base import ServingModule, padded_length, token_specs
+from albert_tf.export import text_limit
+from albert_tf.export.base import ServingModule, checked_inputs, padded_length, token_specs
 from albert_tf.tokenizer import SegmentPacker
 
 INPUTS = ("context", "question", "choices")
@@ -97,8 +98,12 @@ class MultipleChoiceServing(ServingModule):
     def pack(self, context, question, choices):
         """Packed rows `(batch * choices, max_seq_length)`, row `b * C + c` for choice c."""
         num_choices = tf.shape(choices)[1]
-        qa_ids = self.tokenizer(tf.reshape(qa_texts(question, choices, self.fill_blank), [-1]))
-        context_ids = tf.gather(self.tokenizer(context),
+        tok = self.tokenizer
+        # The question-choice keeps its last tokens, the context its first.
+        qa = tf.reshape(qa_texts(question, choices, self.fill_blank), [-1])
+        qa_ids = tok(text_limit.cut(qa, tok, self.max_qa_length, keep="last"))
+        context = text_limit.cut(context, tok, self.max_seq_length)
+        context_ids = tf.gather(tok(context),
                                 tf.repeat(tf.range(tf.shape(context)[0]), num_choices))
         budget = self.max_seq_length - 3
         qa_length = tf.cast(qa_ids.row_lengths(), tf.int32)
@@ -108,6 +113,12 @@ class MultipleChoiceServing(ServingModule):
         return self.packer(context_ids, qa_ids)  # nothing left to truncate
 
     def _serve(self, context, question, choices):
+        context, question, choices = checked_inputs(
+            {"context": context, "question": question, "choices": choices}, ranks=[1, 1, 2])
+        columns = tf.shape(choices)[1]
+        # No column at all: one empty choice, so that the reductions have a column
+        # (its answer is "no choice"); the outputs are cut back to `columns`.
+        choices = tf.pad(choices, [[0, 0], [0, tf.maximum(1 - columns, 0)]], constant_values="")
         shape = tf.shape(choices)  # [batch, choices]
         present = tf.strings.length(choices) > 0  # (batch, choices)
         packed = self.pack(context, question, choices)
@@ -121,6 +132,6 @@ class MultipleChoiceServing(ServingModule):
         probabilities = tf.where(answered[:, None], tf.nn.softmax(logits, axis=-1),
                                  tf.zeros_like(logits))
         best = tf.argmax(logits, axis=-1, output_type=tf.int32)
-        return {"probabilities": probabilities,
+        return {"probabilities": probabilities[:, :columns],
                 "choice_index": tf.where(answered, best, -1),
                 "choice": tf.where(answered, tf.gather(choices, best, batch_dims=1), "")}

@@ -22,7 +22,7 @@ and decode the best span of each question (`squad_decode`). Outputs, all
 
 import tensorflow as tf
 
-from albert_tf.export import squad_decode, squad_windows
+from albert_tf.export import squad_decode, squad_windows, text_limit
 from albert_tf.export.base import TOKEN_INPUTS, ServingModule
 
 
@@ -56,13 +56,16 @@ class SquadServing(ServingModule):
 
     def _serve(self, question, context):
         num_questions = tf.size(question)
-        query = self.tokenizer(question)[:, :self.max_query_length]
-        ids, starts, ends = self.tokenizer.tokenize_with_offsets(context)
         tok = self.tokenizer
+        query = tok(text_limit.cut(question, tok, self.max_query_length))[:, :self.max_query_length]
+        # Answers are looked for in the context's first WINDOWED_LENGTHS * max_seq_length
+        # tokens (offsets into the cut context are offsets into the given one).
+        context = text_limit.cut(context, tok, text_limit.WINDOWED_LENGTHS * self.max_seq_length)
+        ids, starts, ends = tok.tokenize_with_offsets(context)
         windows = squad_windows.make_windows(query, ids, self.max_seq_length, self.doc_stride,
                                              (tok.cls_id, tok.sep_id, tok.pad_id),
                                              self.min_length)
-        outputs = self.run_model(windows.inputs)
+        outputs = self.run_model_in_chunks(windows.inputs)
         contexts = squad_decode.Contexts.build(context, starts, ends)
         candidates = (squad_decode.span_candidates(outputs, self.max_answer_length)
                       if self.head == "span" else squad_decode.beam_candidates(outputs))

@@ -2,7 +2,9 @@
 
 Words. The tag of a word is read from its first token. On raw text a token
 begins a new word (`word_starts`, the same rule on the host and in the
-graph) when it is the text's first, when whitespace or dropped characters
+graph) when it is the text's first, and, unless the token before spells no
+character (SentencePiece's lone "▁", which is one word with the token after
+it: no word has an empty span), when whitespace or dropped characters
 separate it from the token before, or when the character on either side of
 the boundary is a CJK ideograph or punctuation; tokens that share characters
 (one character normalized into several tokens) are one word. For WordPiece
@@ -56,7 +58,11 @@ def word_starts(text, starts, ends):
     `text`), whether it begins a word."""
     out = []
     for i, (start, end) in enumerate(zip(starts, ends)):
-        if i == 0 or start > ends[i - 1]:
+        if i == 0:
+            out.append(True)
+        elif starts[i - 1] == ends[i - 1]:
+            out.append(False)  # after a token of no characters (a lone "▁"): one word
+        elif start > ends[i - 1]:
             out.append(True)
         elif start < ends[i - 1]:
             out.append(False)  # overlapping spans: made from the same characters
@@ -91,9 +97,10 @@ def graph_word_starts(chars, starts, ends):
         return tf.where(index >= 0, found, -1)
 
     prev_end = tf.pad(e[:, :-1], [[0, 0], [1, 0]])
+    prev_empty = tf.pad(tf.equal(s, e)[:, :-1], [[0, 0], [1, 0]])
     first = tf.range(tf.shape(s)[1])[None, :] == 0
     joined = _graph_standalone(char_at(s)) | _graph_standalone(char_at(prev_end - 1))
-    begins = first | (s > prev_end) | ((s == prev_end) & joined)
+    begins = first | (~prev_empty & ((s > prev_end) | ((s == prev_end) & joined)))
     return tf.RaggedTensor.from_tensor(begins, lengths=lengths)
 
 
@@ -146,11 +153,17 @@ class TokenClassifierServing(ServingModule):
         return inputs, word_mask[:, :length], where
 
     def _serve(self, text):
+        from albert_tf.export import text_limit  # it uses this module's character classes
+
+        # Texts are tagged up to their first WINDOWED_LENGTHS * max_seq_length tokens.
+        text = text_limit.cut(text, self.tokenizer,
+                              text_limit.WINDOWED_LENGTHS * self.max_seq_length)
         ids, starts, ends = self.tokenizer.tokenize_with_offsets(text)
         chars = tf.strings.unicode_decode(text, "UTF-8", errors="replace")
         first = graph_word_starts(chars, starts, ends)
         inputs, word_mask, where = self._windows(ids, first)
-        tags = self._decode(self.run_model(inputs)["logits"], word_mask)  # (rows, length)
+        logits = self.run_model_in_chunks(inputs)["logits"]
+        tags = self._decode(logits, word_mask)  # (rows, length)
         token_tag = tf.gather_nd(tags, where)  # (tokens,) in text order
         outputs = self._entities(text, chars, first, starts, ends, token_tag)
         names = tf.where(first.flat_values, tf.gather(tf.constant(self.tags), token_tag), "")

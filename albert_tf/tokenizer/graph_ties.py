@@ -156,6 +156,15 @@ def _segments(path, tables):
     return tf.math.cumsum(tf.cast(opens | (tf.range(tf.size(opens)) == 0), tf.int32)) - 1
 
 
+def _repeat(values, counts):
+    """`tf.repeat(values, counts)` in memory linear in `sum(counts)`: `tf.repeat`
+    masks a (len(values), max(counts)) array, and one <unk> run of many characters
+    beside many pieces makes that their product."""
+    ends = tf.math.cumsum(counts)
+    owner = tf.searchsorted(ends, tf.range(tf.reduce_sum(counts)), side="right")
+    return tf.gather(values, owner)
+
+
 def _running_scores(path, tables, batch):
     """The reference's path score before each piece: float32 sums, left to right.
 
@@ -165,11 +174,11 @@ def _running_scores(path, tables, batch):
     """
     scores = tf.where(path.ids == tables.unk_id, tables.unk_score,
                       tf.gather(tables.viterbi.scores, path.ids))
-    rows = tf.repeat(path.rows, path.units)                             # (units,)
+    rows = _repeat(path.rows, path.units)                               # (units,)
     unit = tf.range(tf.size(rows))
     column = unit - tf.gather(tf.math.unsorted_segment_min(unit, rows, batch), rows)
     width = tf.reduce_max(tf.concat([column + 1, [0]], 0))
-    padded = tf.scatter_nd(tf.stack([rows, column], 1), tf.repeat(scores, path.units),
+    padded = tf.scatter_nd(tf.stack([rows, column], 1), _repeat(scores, path.units),
                            tf.stack([batch, width]))
     with tf.device("/CPU:0"):
         before = tf.math.cumsum(padded, axis=1, exclusive=True)        # (batch, width)

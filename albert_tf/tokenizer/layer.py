@@ -55,6 +55,16 @@ class AlbertTokenizer(StringLayer):
 
     proto = property(lambda self: self.vocab.proto)
     vocabulary_type = "sentencepiece"
+    # A CJK ideograph or a punctuation mark may share a piece with its neighbours.
+    standalone_words = False
+    max_word_chars = None  # no limit on a word
+
+    @property
+    def max_token_chars(self):
+        """The most characters one piece spells (its "▁" not counted), at least 1."""
+        sp = self.vocab.sp
+        return max(1, max(len(sp.id_to_piece(i).replace("\u2581", ""))
+                          for i in range(self.vocab.size)))
 
     def id_to_piece(self, index):
         return self.vocab.sp.id_to_piece(self.checked_id(index))

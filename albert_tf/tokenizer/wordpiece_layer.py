@@ -62,6 +62,15 @@ class WordPieceTokenizer(StringLayer):
 
     tokens = property(lambda self: self.vocab.tokens)
     vocabulary_type = "wordpiece"
+    # BERT's BasicTokenizer makes every CJK ideograph and punctuation mark a word.
+    standalone_words = True
+    # A longer word is one unknown token (BERT's rule).
+    max_word_chars = MAX_WORD_CHARS
+
+    @property
+    def max_token_chars(self):
+        """The most characters one token spells (its "##" not counted), at least 1."""
+        return max(1, max(len(t.removeprefix(CONTINUATION)) for t in self.vocab.tokens))
 
     def id_to_piece(self, index):
         return self.vocab.tokens[self.checked_id(index)]

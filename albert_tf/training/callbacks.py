@@ -1,7 +1,10 @@
 """Callbacks of a training run: progress, summaries, checkpoints, divergence."""
 
+import errno
 import logging
 import math
+import os
+import shutil
 import sys
 import time
 
@@ -17,6 +20,57 @@ class TrainingDiverged(RunStopped):
 
 class TrainingInterrupted(RunStopped):
     """Ctrl-C or SIGTERM stopped training; a checkpoint of the current step was saved."""
+
+
+class CheckpointWriteFailed(RunStopped):
+    """The disk filled up while a checkpoint was written; the last good one is kept."""
+
+
+def remove_partial_checkpoints(directory):
+    """Removes the `*_temp` folders a checkpoint write leaves when it is cut short
+    (a killed process, a full disk); a complete checkpoint never is one."""
+    if not os.path.isdir(directory):
+        return
+    for name in os.listdir(directory):
+        path = os.path.join(directory, name)
+        if name.endswith("_temp") and os.path.isdir(path):
+            logging.info("removing %s, an incomplete checkpoint write", path)
+            shutil.rmtree(path, ignore_errors=True)
+
+
+def _checkpoint_bytes(manager):
+    """About what one checkpoint takes: the newest one's files, else the variables."""
+    latest = manager.latest_checkpoint
+    if latest:
+        folder, prefix = os.path.split(latest)
+        sizes = [os.path.getsize(os.path.join(folder, n)) for n in os.listdir(folder)
+                 if n.startswith(prefix + ".")]
+        if sizes:
+            return sum(sizes)
+    return sum(v.numpy().nbytes for v in manager.checkpoint.model.variables
+               + manager.checkpoint.optimizer.variables)
+
+
+def save_checkpoint(manager, step):
+    """`manager.save(checkpoint_number=step)`; a full disk (or quota) is a
+    `CheckpointWriteFailed` naming the folder, the space needed and the last good
+    checkpoint, which is kept (the partial write is removed)."""
+    try:
+        manager.save(checkpoint_number=step)
+    except (tf.errors.ResourceExhaustedError, OSError) as e:
+        full = isinstance(e, tf.errors.ResourceExhaustedError) or e.errno in (
+            errno.ENOSPC, errno.EDQUOT)
+        if not full:
+            raise
+        directory = manager.directory
+        remove_partial_checkpoints(directory)
+        needed = _checkpoint_bytes(manager) / 2**20
+        free = shutil.disk_usage(directory).free / 2**20
+        raise CheckpointWriteFailed(
+            f"{directory}: no space left for the checkpoint of step {step} (it needs about "
+            f"{needed:.1f} MiB free, {free:.1f} MiB are); the last good checkpoint is "
+            f"{manager.latest_checkpoint or 'none yet'}. Free some space and run the same "
+            "command again to resume from it") from None
 
 
 def update_step(model):
@@ -75,7 +129,7 @@ class CheckpointSaver(keras.callbacks.Callback):
         """Saves the current step (once), unless training diverged."""
         step = update_step(self.model)
         if self.guard.diverged is None and step != self.last_saved:
-            self.manager.save(checkpoint_number=step)
+            save_checkpoint(self.manager, step)
             self.last_saved = step
 
     def on_train_batch_end(self, batch, logs=None):

@@ -19,7 +19,8 @@ from albert_tf.checkpoints.weights import CheckpointError
 from albert_tf.data import distributed_dataset, eval_batches, train_batches
 from albert_tf.training.callbacks import (CheckpointSaver, DivergenceGuard, LossRiseWarning,
                                           PerStepLoss, ProgressLogger, TrainingDiverged,
-                                          TrainingInterrupted, update_step)
+                                          TrainingInterrupted, remove_partial_checkpoints,
+                                          save_checkpoint, update_step)
 from albert_tf.training.run_folder import CHECKPOINT_DIR, TENSORBOARD_DIR
 
 
@@ -131,6 +132,7 @@ def train(model, strategy, make_dataset, settings, output_dir, verbose=True, wor
     accumulation = settings.accumulation_steps
     chief_dir = os.path.join(output_dir, CHECKPOINT_DIR)
     save_dir = chief_dir if worker is None else os.path.join(output_dir, f".worker-{worker}")
+    remove_partial_checkpoints(save_dir)  # left by a killed write
     manager = checkpoint_manager(model, strategy, save_dir, settings.keep_checkpoints,
                                  only_trained=bool(getattr(settings, "lora_rank", 0)))
     start = restore_latest(manager, chief_dir)
@@ -208,7 +210,7 @@ def _interrupted(model, strategy, saver, total_steps):
             f"interrupted at step {step} of {total_steps}; the run resumes from its last "
             f"checkpoint ({saver.manager.latest_checkpoint or 'none yet'}) when started again")
     if saver.last_saved != step:
-        saver.manager.save(checkpoint_number=step)
+        save_checkpoint(saver.manager, step)
         saver.last_saved = step
     return TrainingInterrupted(f"interrupted at step {step} of {total_steps}; saved "
                                f"{saver.manager.latest_checkpoint}. Run the same command again "

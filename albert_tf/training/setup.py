@@ -11,8 +11,9 @@ import os
 
 import keras
 
-from albert_tf.training.devices import (make_strategy, precision_name, resolve_precision,
-                                        worker_index)
+from albert_tf.io_utils import hold_folder
+from albert_tf.training.devices import (is_chief, make_strategy, precision_name,
+                                        resolve_precision, worker_index)
 from albert_tf.training.optimizers import create_optimizer
 from albert_tf.training.run_folder import has_progress
 from albert_tf.training.settings import AUTO_RESOLVED, INVOCATION_ONLY, load_saved
@@ -74,8 +75,12 @@ def start_run(settings, settings_file):
     that saved a checkpoint), so
     that a resumed run never switches between float32 and bfloat16 half-way
     (on a CPU `auto` measures, and a busy machine could measure otherwise).
-    The chief saves the resolved settings there.
+    The chief saves the resolved settings there, once it holds the folder: a
+    second run on a busy `output_dir` is refused naming the first
+    (`io_utils.hold_folder`).
     """
+    if is_chief(settings.strategy):
+        hold_folder(settings.output_dir, "--output_dir")
     saved = (load_saved(type(settings), settings.output_dir, settings_file)
              if has_progress(settings.output_dir) else None)
     if saved is not None:
