@@ -5,6 +5,7 @@ import contextlib
 import csv
 import dataclasses
 import fcntl
+import glob
 import json
 import os
 import shutil
@@ -288,3 +289,24 @@ def _delimited_rows(lines, name, delimiter):
             yield Row(dict(zip(header, fields)), where, start)
     except csv.Error as e:
         raise ValueError(f"{name}:{reader.line_num}: {e}") from None
+
+
+def expand_inputs(patterns):
+    """The files named by `patterns` (paths or globs), in order, without repeats.
+
+    Raises:
+        ValueError: no pattern given, or a pattern matches no file.
+        OSError: a matched file cannot be read.
+    """
+    if not patterns:
+        raise ValueError("no input files given")
+    files = []
+    for pattern in patterns:
+        matches = sorted(p for p in glob.glob(pattern) if os.path.isfile(p))
+        if not matches:
+            raise ValueError(f"--input: no file matches {pattern!r}")
+        files += [m for m in matches if m not in files]
+    for path in files:
+        if not os.access(path, os.R_OK):
+            raise PermissionError(f"{path}: cannot read the input file (permission denied)")
+    return files

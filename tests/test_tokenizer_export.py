@@ -20,8 +20,11 @@ CONTEXTS = ["Café Österreich was written in 1990, by ``Anna''.", "ΟΔΟΣ", "
 
 
 @pytest.fixture(scope="module")
-def tok(spm_tokenizer):
-    return spm_tokenizer
+def tok():
+    # Its own tokenizer, not the session's: this file saves and reloads SavedModels that
+    # hold the SentencePiece op, and a reloaded one dropped later takes the session
+    # tokenizer's SentencePiece resource with it (seen when other files ran after it).
+    return AlbertTokenizer(MODEL)
 
 
 @pytest.fixture(scope="module")

@@ -40,10 +40,11 @@ def test_epochs_are_counted_in_updates_of_the_global_batch():
 
 def test_recipes_keep_their_numbers_and_epochs_keep_their_warmup_share():
     mrpc = tasks.get("mrpc")
-    default = resolve(mrpc, {"output_dir": "x"})
+    pretrained = {"output_dir": "x", "init_checkpoint": "albert_base_v2"}  # the paper's recipe
+    default = resolve(mrpc, pretrained)
     assert (default.train_steps, default.warmup_steps, default.num_epochs) == (800, 200, None)
     # MRPC's recipe warms up for 200 of 800 updates: a quarter of any number of epochs.
-    epochs = resolve(mrpc, {"output_dir": "x", "num_epochs": 3.0, "batch_size": 32})
+    epochs = resolve(mrpc, {**pretrained, "num_epochs": 3.0, "batch_size": 32})
     assert epochs.warmup_proportion == 0.25
     assert (scheduled(epochs, 3668).train_steps, scheduled(epochs, 3668).warmup_steps) == \
         (344, 86)
@@ -114,6 +115,7 @@ class StubRun:
         self._examples, self._labels, self._logits = list(examples), labels, logits
         self.model = types.SimpleNamespace(labels=("a", "b", "c"), optimizer=None,
                                            threshold=0.5, threshold_source="")
+        self.trainee = self.model  # the model trained: not compiled here
 
     def examples(self, split):
         return self._examples if split != "heldout" else []

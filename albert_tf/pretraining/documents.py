@@ -19,14 +19,13 @@ ever spans two files. Documents are yielded one at a time; only the current
 one is held in memory.
 """
 
-import glob
 import itertools
 import os
 import re
 
 import numpy as np
 
-from albert_tf.io_utils import numbered_lines
+from albert_tf.io_utils import expand_inputs, numbered_lines  # noqa: F401 (part of this API)
 from albert_tf.pretraining.sentences import is_heading, split_sentences
 
 INPUT_FORMATS = ("lines", "prose")
@@ -34,27 +33,6 @@ _GUTENBERG_START = re.compile(r"\*\*\* ?START OF (THE|THIS) PROJECT GUTENBERG", 
 _GUTENBERG_END = re.compile(r"\*\*\* ?END OF (THE|THIS) PROJECT GUTENBERG", re.I)
 # The licence header is a few dozen lines; a START line further in is text.
 _HEADER_LINES = 400
-
-
-def expand_inputs(patterns):
-    """The files named by `patterns` (paths or globs), in order, without repeats.
-
-    Raises:
-        ValueError: no pattern given, or a pattern matches no file.
-        OSError: a matched file cannot be read.
-    """
-    if not patterns:
-        raise ValueError("no input files given")
-    files = []
-    for pattern in patterns:
-        matches = sorted(p for p in glob.glob(pattern) if os.path.isfile(p))
-        if not matches:
-            raise ValueError(f"--input: no file matches {pattern!r}")
-        files += [m for m in matches if m not in files]
-    for path in files:
-        if not os.access(path, os.R_OK):
-            raise PermissionError(f"{path}: cannot read the input file (permission denied)")
-    return files
 
 
 def _numbered_lines(path):

@@ -76,7 +76,7 @@ def main(argv):
     if missing:
         _fail(f"missing required flag(s): {', '.join(missing)}")
     try:
-        from albert_tf.pretraining.documents import expand_inputs
+        from albert_tf.io_utils import expand_inputs
 
         FLAGS.input = expand_inputs(FLAGS.input)  # globs, as create_pretraining_data takes
         print(TRAINERS[FLAGS.type]())
