@@ -17,10 +17,10 @@ keep mostly one core busy, so on an idle machine the wall time is near the CPU
 time.
 
 The budget: the tier's limit is 10 minutes on 2 cores; 2 x 600 s = 1,200 s of
-CPU is the most such a run can hold. The tier is not yet within it (CI took
-1,195 s of wall time for it before the last cuts), so the budget is its
-estimated present size with a margin, stopping further growth; lower it to the
-limit as tests move to smaller sizes or to the slow tier.
+CPU is the most such a run can hold. `make test` (4 workers) measured 805 s of
+CPU for 1,207 tests in 7 min 27 s on an idle 2-core machine; the budget is that
+with a margin of about 18%, so that the tier's own growth fails the check well
+before its wall time reaches the limit.
 
 When the counted tests' total exceeds the budget, the session fails (exit
 status 1) with one line naming the budget, the total and the slowest tests.
@@ -35,7 +35,7 @@ import time
 import pytest
 
 # The one place the budget is stated; see the module docstring and README's "Tests".
-BUDGET_CPU_S = 1500.0
+BUDGET_CPU_S = 950.0
 SLOWEST_SHOWN = 5
 CPU_PROPERTY = "cpu_seconds"  # a test report's user property
 
