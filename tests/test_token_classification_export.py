@@ -41,7 +41,15 @@ def _host(model, tokenizer, texts, tags, max_seq_length):
     for text, enc, word_tag_list in zip(texts, encoded, words):
         entities = [(e["type"], e["start"], e["end"], e["text"])
                     for e in token_features.char_entities(word_tag_list, enc.spans, text)]
-        token_tags = [word_tag_list[w] if w >= 0 else "" for w in enc.token_word]
+        # Served tokens are those that spell a character; a word's tag goes on the
+        # first of them (a lone "▁" first token passes its word's tag on).
+        _, starts, ends = tokenizer.encode_with_offsets(text)
+        token_tags, pending = [], None
+        for w, start, end in zip(enc.token_word, starts, ends):
+            pending = word_tag_list[w] if w >= 0 else pending
+            if end > start:
+                token_tags.append(pending or "")
+                pending = None
         out.append((entities, token_tags))
     return out
 
@@ -110,4 +118,8 @@ def test_no_word_and_no_entity_has_an_empty_span():
     assert any(entities for entities, _ in got), "random weights found no entity: weak test"
     for text, (entities, _) in zip(texts, got):
         assert all(end > start and surface for _, start, end, surface in entities), text
+    raw = module.serving_default(text=tf.constant(texts))
+    for i in range(len(texts)):
+        m = int(raw["num_tokens"][i])
+        assert np.all(raw["token_end"][i, :m] > raw["token_start"][i, :m]), texts[i]
     assert got == _host(model, host_tokenizer, texts, tags, 9)

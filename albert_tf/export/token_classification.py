@@ -24,6 +24,8 @@ per batch (use the counts):
 - `num_tokens` int32 (batch,); `token_tag` string (batch, max_tokens): the
   word's tag on its first token, "" on its other tokens and on padding;
   `token_start`, `token_end` int32: each token's code point span (-1 padding).
+  Only tokens that spell a character are listed (a lone "▁" is not: no token
+  has an empty span); a word's tag is then on its first listed token.
 
 Invalid UTF-8 is read as U+FFFD (the tokenizers' rule); offsets and
 `entity_text` then refer to that decoded text.
@@ -166,12 +168,28 @@ class TokenClassifierServing(ServingModule):
         tags = self._decode(logits, word_mask)  # (rows, length)
         token_tag = tf.gather_nd(tags, where)  # (tokens,) in text order
         outputs = self._entities(text, chars, first, starts, ends, token_tag)
-        names = tf.where(first.flat_values, tf.gather(tf.constant(self.tags), token_tag), "")
-        outputs.update({
-            "num_tokens": tf.cast(ids.row_lengths(), tf.int32),
-            "token_tag": ids.with_flat_values(names).to_tensor(""),
-            "token_start": starts.to_tensor(-1), "token_end": ends.to_tensor(-1)})
+        outputs.update(self._tokens(first, starts, ends, token_tag))
         return outputs
+
+    def _tokens(self, first, starts, ends, token_tag):
+        """The per-token outputs: the tokens that spell a character (a lone "▁"
+        spells none and is left out), each word's tag on its first such token."""
+        is_first = first.flat_values
+        spells = ends.flat_values > starts.flat_values
+        word_of_token = tf.cumsum(tf.cast(is_first, tf.int32)) - 1
+        word_first = tf.where(is_first)[:, 0]
+        before = tf.cumsum(tf.cast(spells, tf.int32), exclusive=True)  # kept tokens before
+        # A word's first kept token: no kept token of its word comes before it.
+        first_kept = spells & tf.equal(
+            before, tf.gather(tf.gather(before, word_first), tf.maximum(word_of_token, 0)))
+        word_tag = tf.gather(tf.constant(self.tags), tf.gather(token_tag, word_first))
+        names = tf.where(first_kept, tf.gather(word_tag, tf.maximum(word_of_token, 0)), "")
+        keep = first.with_flat_values(spells)
+        names = tf.ragged.boolean_mask(first.with_flat_values(names), keep)
+        return {"num_tokens": tf.cast(names.row_lengths(), tf.int32),
+                "token_tag": names.to_tensor(""),
+                "token_start": tf.ragged.boolean_mask(starts, keep).to_tensor(-1),
+                "token_end": tf.ragged.boolean_mask(ends, keep).to_tensor(-1)}
 
     def _entities(self, text, chars, first, starts, ends, token_tag):
         """Entities of the word tags, by conlleval's rules, per text."""
