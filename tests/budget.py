@@ -18,9 +18,11 @@ time.
 
 The budget: the tier's limit is 10 minutes on 2 cores; 2 x 600 s = 1,200 s of
 CPU is the most such a run can hold. `make test` (4 workers) measured 805 s of
-CPU for 1,207 tests in 7 min 27 s on an idle 2-core machine; the budget is that
-with a margin of about 18%, so that the tier's own growth fails the check well
-before its wall time reaches the limit.
+CPU for 1,207 tests in 7 min 27 s on an idle 2-core machine, and 942 s in a fresh
+clone on the same machine shared with three training runs (CPU time grows a
+little on a busy host: caches, hyper-threads). The budget sits between that and
+the limit, so that the tier's own growth fails the check before its wall time
+reaches 10 minutes, and a busy host does not.
 
 When the counted tests' total exceeds the budget, the session fails (exit
 status 1) with one line naming the budget, the total and the slowest tests.
@@ -35,7 +37,7 @@ import time
 import pytest
 
 # The one place the budget is stated; see the module docstring and README's "Tests".
-BUDGET_CPU_S = 950.0
+BUDGET_CPU_S = 1100.0
 SLOWEST_SHOWN = 5
 CPU_PROPERTY = "cpu_seconds"  # a test report's user property
 
