@@ -61,6 +61,18 @@ def given_settings(settings_class, flag_values=flags.FLAGS):
             if flag_values[name].present}
 
 
+def given_run_settings(settings_class, option_classes, flag_values=flags.FLAGS):
+    """`given_settings` of `settings_class`, with those of `option_classes` (a task's
+    options) under `task_options`: what a fine-tuning command was explicitly told."""
+    given = given_settings(settings_class, flag_values)
+    options = {}
+    for options_class in option_classes:
+        options.update(given_settings(options_class, flag_values))
+    if options:
+        given["task_options"] = options
+    return given
+
+
 def settings_from_flags(settings_class, flag_values=flags.FLAGS):
     """A `settings_class` from its flags' values (defaults included); a bad value
     raises `ValueError` naming the field."""

@@ -41,13 +41,7 @@ for _options in OPTION_CLASSES:
 
 def explicit_settings():
     """The settings the user set on the command line (task options under `task_options`)."""
-    given = cli.given_settings(FinetuneSettings, FLAGS)
-    options = {}
-    for options_class in OPTION_CLASSES:
-        options.update(cli.given_settings(options_class, FLAGS))
-    if options:
-        given["task_options"] = options
-    return given
+    return cli.given_run_settings(FinetuneSettings, OPTION_CLASSES, FLAGS)
 
 
 def resolve_settings(base=None, overrides=None):

@@ -44,12 +44,7 @@ NOT_SHARED = ("output_dir", "task", "seed")
 def shared_settings():
     """The fine-tuning settings given on the command line, for every trial (a
     `--config` dict: task options under `task_options`)."""
-    given = cli.given_settings(FinetuneSettings, FLAGS)
-    options = {}
-    for options_class in OPTION_CLASSES:
-        options.update(cli.given_settings(options_class, FLAGS))
-    if options:
-        given["task_options"] = options
+    given = cli.given_run_settings(FinetuneSettings, OPTION_CLASSES, FLAGS)
     return {k: v for k, v in given.items() if k not in NOT_SHARED}
 
 
