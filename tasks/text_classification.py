@@ -38,7 +38,7 @@ from albert_tf import extras
 from albert_tf.checkpoints import native
 from albert_tf.data import Features, new_array
 from albert_tf.io_utils import atomic_file, chunks
-from albert_tf.training.run_folder import MODEL_DIR, TENSORBOARD_DIR
+from albert_tf.training.run_folder import MODEL_DIR
 from tasks import long_inputs, register, user_files
 from tasks import text_classification_data as data
 from tasks import text_classification_report as report
@@ -295,9 +295,8 @@ class TextTask(Task):
                 "baseline_accuracy": base["accuracy"], "baseline_macro_f1": base["macro_f1"]}
 
     def _write_reports(self, run, split, results):
-        """TensorBoard scalars and the confusion matrix picture of one split."""
-        from albert_tf.training.callbacks import update_step, write_scalars
-
+        """The confusion matrix picture of one split (its numbers reach TensorBoard
+        with every task's, `albert_tf.training.evaluation.write_evaluation`)."""
         if "confusion_matrix" in results and not extras.available("plots"):
             logging.warning("confusion_matrix_%s.png not written: the picture needs matplotlib "
                             '(pip install "albert-tf[plots]"); the matrix is in the results',
@@ -307,11 +306,6 @@ class TextTask(Task):
             report.write_confusion_png(results["confusion_matrix"], path,
                                        f"{self.name}: {split} ({results['examples']} rows)")
             results["confusion_matrix_png"] = path
-        # The step of the model being trained: `run.model` may be a reference
-        # (a distillation teacher), evaluated uncompiled.
-        step = update_step(run.trainee)
-        write_scalars(os.path.join(run.output_dir, TENSORBOARD_DIR), step,
-                      report.tensorboard_scalars(results), f"eval_{split}")
 
     def write_predictions(self, run, split):
         kind = self.kind(self.options(run.settings))

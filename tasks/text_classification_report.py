@@ -133,19 +133,6 @@ def prediction(guid, logits, names, threshold=None):
     return out
 
 
-def tensorboard_scalars(results, prefix=""):
-    """The numbers of a results dict, flattened to `name/sub` keys (per-class F1 too)."""
-    scalars = {}
-    for name, value in results.items():
-        if name == "confusion_matrix":
-            continue
-        if isinstance(value, dict):
-            scalars.update(tensorboard_scalars(value, f"{prefix}{name}/"))
-        elif isinstance(value, (int, float, np.number)) and not isinstance(value, bool):
-            scalars[f"{prefix}{name}"] = float(value)
-    return scalars
-
-
 def write_confusion_png(confusion, path, title):
     """Draws a confusion matrix (`multi_class`'s or `multi_label`'s) into a PNG file."""
     import matplotlib

@@ -273,7 +273,7 @@ def test_tiny_multi_label_run_reports_and_stores_labels_and_threshold(tmp_path):
         task=CLASSIFY.name, output_dir=str(out), vocab_file=cli.SPM,
         model=cli.tiny_model(str(tmp_path)), strategy="one_device", precision="fp32",
         batch_size=4, train_steps=3, warmup_steps=1, max_seq_length=16, learning_rate=1e-3,
-        log_every=1, task_options={"train_file": train, "eval_file": dev,
+        log_every=1, eval_every=3, task_options={"train_file": train, "eval_file": dev,
                                    "label_column": "tags", "multi_label": True,
                                    "heldout_fraction": 0.25})
     results = run(CLASSIFY, settings, verbose=False)["dev"]
@@ -287,8 +287,10 @@ def test_tiny_multi_label_run_reports_and_stores_labels_and_threshold(tmp_path):
         head = json.load(f)["head"]
     assert head["labels"] == ["politics", "sport", "weather"] and head["multi_label"]
     assert head["threshold"] == results["threshold"]
-    tags = set()
+    written = []  # (tag, step) of every scalar: each evaluation reaches TensorBoard once
     for path in glob.glob(str(out / "tensorboard" / "*")):
         for event in tf.compat.v1.train.summary_iterator(path):
-            tags.update(v.tag for v in event.summary.value)
+            written.extend((v.tag, event.step) for v in event.summary.value)
+    tags = {tag for tag, _ in written}
     assert {"eval_dev/micro_f1", "eval_dev/per_class/sport/f1", "train/loss"} <= tags
+    assert written.count(("eval_dev/micro_f1", 3)) == 1

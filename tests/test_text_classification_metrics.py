@@ -120,8 +120,10 @@ def test_best_threshold_equals_a_brute_force_search(seed):
 
 
 def test_tensorboard_scalars_flatten_numbers_only():
+    from albert_tf.training.evaluation import scalars as tensorboard_scalars
+
     results = report.multi_class([0, 1, 1], [0, 1, 0], ["a", "b"])
-    scalars = report.tensorboard_scalars({**results, "examples": 3, "label": "a"})
+    scalars = tensorboard_scalars({**results, "examples": 3, "label": "a"})
     assert scalars["accuracy"] == pytest.approx(2 / 3) and scalars["examples"] == 3.0
     assert scalars["per_class/b/recall"] == 0.5 and "label" not in scalars
     assert not any(k.startswith("confusion_matrix") for k in scalars)

@@ -107,7 +107,7 @@ def planned_dataset(strategy, features, settings, batch_length):
 
 
 def train(model, strategy, make_dataset, settings, output_dir, verbose=True, worker=None,
-          evaluator=None):
+          evaluator=None, only_trained=False):
     """Trains `model` (compiled, with its optimizer) for `settings.train_steps`.
 
     Resumes from the newest checkpoint in `output_dir/checkpoints`.
@@ -126,6 +126,9 @@ def train(model, strategy, make_dataset, settings, output_dir, verbose=True, wor
     training, early stopping), or None. A run it stopped early is over: resumed,
     it trains no further. The result then holds `early_stopped` (its reason).
 
+    only_trained: checkpoints hold the trainable variables only (LoRA: the
+    frozen backbone is the pretrained checkpoint's).
+
     Raises:
         TrainingDiverged: the loss became NaN/inf or exploded.
     """
@@ -134,7 +137,7 @@ def train(model, strategy, make_dataset, settings, output_dir, verbose=True, wor
     save_dir = chief_dir if worker is None else os.path.join(output_dir, f".worker-{worker}")
     remove_partial_checkpoints(save_dir)  # left by a killed write
     manager = checkpoint_manager(model, strategy, save_dir, settings.keep_checkpoints,
-                                 only_trained=bool(getattr(settings, "lora_rank", 0)))
+                                 only_trained=only_trained)
     start = restore_latest(manager, chief_dir)
     if start and verbose and worker is None:
         print(f"resumed from step {start} of {settings.train_steps}", flush=True)

@@ -59,6 +59,27 @@ def history_entry(step, epoch, results, splits):
     return entry
 
 
+def scalars(results, prefix=""):
+    """The numbers of a task's results flattened to `name/sub` keys (per-class
+    scores too; tables and texts left out): what TensorBoard shows of them."""
+    found = {}
+    for name, value in results.items():
+        if isinstance(value, dict):
+            found.update(scalars(value, f"{prefix}{name}/"))
+        elif isinstance(value, (int, float, np.integer, np.floating)) and \
+                not isinstance(value, (bool, np.bool_)):
+            found[f"{prefix}{name}"] = float(value)
+    return found
+
+
+def write_evaluation(summary_dir, step, results):
+    """Writes each split's results (`split -> metrics`) as TensorBoard scalars
+    under `eval_<split>/` at `step`: the one place evaluations reach TensorBoard
+    (evaluations while training and the run's final one)."""
+    for split, metrics in results.items():
+        write_scalars(summary_dir, step, scalars(metrics), f"eval_{split}")
+
+
 def history_key(metric, splits):
     """The history key of a metric named as `--best_metric` takes it: a metric of
     the first dev split, or `SPLIT/METRIC`."""
@@ -200,7 +221,8 @@ class Evaluator(keras.callbacks.Callback):
             self.model.stop_training = True
 
     def _record(self, step):
-        entry = history_entry(step, self.epoch_of(step), self.evaluate(), self.splits)
+        results = self.evaluate()
+        entry = history_entry(step, self.epoch_of(step), results, self.splits)
         history = self.history + [entry]
         self.selection.value(entry)  # a --best_metric the task does not report: say so now
         if self.save_best is not None and self.selection.best(history) is entry:
@@ -208,12 +230,7 @@ class Evaluator(keras.callbacks.Callback):
         if self.chief:
             write_history(self.path, history)
             if self.summary_dir:
-                for split in self.splits:
-                    prefix = f"{split}/" if len(self.splits) > 1 else ""
-                    write_scalars(self.summary_dir, step,
-                                  {k[len(prefix):]: v for k, v in entry.items()
-                                   if k.startswith(prefix) and k not in ("step", "epoch")},
-                                  f"eval_{split}")
+                write_evaluation(self.summary_dir, step, results)
         self.history = history
 
     def _show(self):

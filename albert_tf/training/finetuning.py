@@ -23,6 +23,7 @@ from albert_tf.progress import Progress
 from albert_tf.checkpoints import load_tokenizer
 from albert_tf.checkpoints.weights import CheckpointError
 from albert_tf.training import engine, evaluation
+from albert_tf.training.callbacks import update_step
 from albert_tf.training import settings as settings_lib
 from albert_tf.training.run_folder import (BEST_DIR, CHECKPOINT_DIR, CHECKPOINT_RESULTS_FILE,
                                            FEATURES_DIR, HISTORY_FILE, MODEL_DIR, RESULTS_FILE,
@@ -285,6 +286,15 @@ class Run:
             summary_dir=os.path.join(s.output_dir, TENSORBOARD_DIR), chief=self.setup.chief,
             check_metric=selection.key != primary)
 
+    def write_evaluation(self, results):
+        """The final evaluation's TensorBoard scalars, at the trained step, unless an
+        evaluation while training already wrote that step (the same model)."""
+        step = update_step(self.trainee)
+        history = evaluation.read_history(os.path.join(self.output_dir, HISTORY_FILE))
+        if self.setup.chief and not any(e["step"] == step for e in history):
+            evaluation.write_evaluation(os.path.join(self.output_dir, TENSORBOARD_DIR), step,
+                                        results)
+
     def save_best(self, entry):
         """Writes the model as it is now (the best step so far) to `best/`."""
         if self.setup.chief:
@@ -342,7 +352,8 @@ class Run:
                                               self.batch_length)
         result = engine.train(self.trainee, self.strategy, make_dataset, self.settings,
                               self.settings.output_dir, verbose, self.setup.worker,
-                              self.evaluator(len(features)))
+                              self.evaluator(len(features)),
+                              only_trained=bool(self.settings.lora_rank))
         self.model_changed()
         trained = result["step"] * self.settings.batch_size
         return {**result, "examples": trained, "train_set_examples": len(features),
@@ -436,6 +447,7 @@ def run(task, settings, verbose=True, make_run=Run):
     if settings.do_eval:
         for split in task.eval_splits:
             results[split] = task.evaluate(current, split)
+        current.write_evaluation({split: results[split] for split in task.eval_splits})
     if settings.do_predict:
         results["predictions"] = {split: task.write_predictions(current, split)
                                   for split in task.test_splits}
