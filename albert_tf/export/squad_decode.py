@@ -26,7 +26,7 @@ import numpy as np
 import tensorflow as tf
 
 from albert_tf.export.squad_windows import take
-from albert_tf.tokenizer import graph_ops
+from albert_tf.tokenizer.sentencepiece import graph_ops
 from albert_tf.tokenizer.normalization import whitespace_code_points
 
 # tasks.squad_postprocess.NO_SPAN_SCORE: the reference's score of "no valid span".
