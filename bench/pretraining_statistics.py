@@ -23,7 +23,7 @@ import numpy as np
 from albert_tf.pretraining import pipeline, records, statistics
 from albert_tf.pretraining.masking import VocabularyTables
 from albert_tf.pretraining.options import DataOptions
-from albert_tf.tokenizer.host import HostTokenizer
+from albert_tf.tokenizer.sentencepiece.host import HostTokenizer
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 

@@ -53,11 +53,11 @@ def build(kind):
     from albert_tf.config import AlbertConfig
     from albert_tf.export.classification import ClassifierServing
     from albert_tf.export.multiple_choice import MultipleChoiceServing
-    from albert_tf.export.squad import SquadServing
+    from albert_tf.export.squad.serving import SquadServing
     from albert_tf.export.token_classification import TokenClassifierServing
     from albert_tf.models import (AlbertBeamQA, AlbertClassifier, AlbertMultipleChoice,
                                   AlbertSpanQA, AlbertTokenClassifier)
-    from tasks.squad import SquadOptions
+    from tasks.squad.task import SquadOptions
 
     vocabulary, length = KINDS[kind]
     tokenizer = load_tokenizer(vocabulary)

@@ -1,4 +1,4 @@
-"""How fast `tasks.squad_data.featurize` is, on a synthetic SQuAD-shaped set.
+"""How fast `tasks.squad.data.featurize` is, on a synthetic SQuAD-shaped set.
 
     python bench/squad_featurize_bench.py [--num_questions=2000] [--seed=0]
 
@@ -23,7 +23,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
 from albert_tf.tokenizer import HostTokenizer  # noqa: E402
-from tasks.squad_data import SquadExample, featurize  # noqa: E402
+from tasks.squad.data import SquadExample, featurize  # noqa: E402
 
 FIXTURES = os.path.join(ROOT, "tests", "fixtures", "spm")
 SQUAD_TRAIN_QUESTIONS = 87_599

@@ -3,12 +3,12 @@
 A task supplies its reader, head, loss, metrics, post-processing, serving
 module and default recipe (`tasks.base.Task`). The task modules are imported
 on the first lookup, so that the registry is always complete, while light
-tools such as `tasks.squad_eval` start without importing TensorFlow.
+tools such as `tasks.squad.evaluate` start without importing TensorFlow.
 """
 
 from albert_tf.registry import Registry
 
-REGISTRY = Registry("task", ("tasks.classification", "tasks.squad", "tasks.clue",
+REGISTRY = Registry("task", ("tasks.classification", "tasks.squad.task", "tasks.clue",
                              "tasks.cmrc2018", "tasks.text_classification",
                              "tasks.multiple_choice", "tasks.race", "tasks.c3",
                              "tasks.token_classification"))

@@ -4,7 +4,7 @@ The data is SQuAD-format JSON (ymcui/cmrc2018 `squad-style-data/`, also
 CLUE's `cmrc2018_public`): `train.json`, `dev.json`, `trial.json` (1,002
 more labelled questions) and CLUE's unlabelled `test.json` in `--data_dir`.
 Every question has an answer, so the model is the span head and the
-windows, n-best decoding and serving are SQuAD v1.1's (`tasks.squad`),
+windows, n-best decoding and serving are SQuAD v1.1's (`tasks.squad.task`),
 through the tokenizer's character offsets. The metric is the official
 script's (`tasks.cmrc2018_eval`), on every question of the split.
 
@@ -27,10 +27,10 @@ import re
 from albert_tf.io_utils import atomic_file
 from albert_tf.settings import redefault
 from tasks import cmrc2018_eval, register
-from tasks.squad import SquadOptions, SquadTask
-from tasks.squad_data import answer_char_span, read_squad
-from tasks.squad_eval import Question
-from tasks.squad_postprocess import write_prediction_files
+from tasks.squad.data import answer_char_span, read_squad
+from tasks.squad.evaluate import Question
+from tasks.squad.postprocess import write_prediction_files
+from tasks.squad.task import SquadOptions, SquadTask
 
 log = logging.getLogger(__name__)
 
@@ -55,7 +55,7 @@ class Cmrc2018Options(SquadOptions):
 
 def read_cmrc2018(path):
     """The questions of a CMRC 2018 file, in file order, as `SquadExample`s:
-    `tasks.squad_data.read_squad`, with `answer_start` -1 accepted (the
+    `tasks.squad.data.read_squad`, with `answer_start` -1 accepted (the
     official dev set's unplaced answers) and `answers` optional (test sets)."""
     return read_squad(path, allow_unplaced=True)
 

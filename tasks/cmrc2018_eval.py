@@ -53,7 +53,7 @@ import sys
 
 from albert_tf import extras
 from albert_tf.config import read_json
-from tasks import squad_eval
+from tasks.squad import evaluate as squad_eval
 
 # The script's `sp_char` list. It also lists "……" (two characters), which one
 # character never equals, so a single "…" is kept.
@@ -148,7 +148,7 @@ def evaluate(dataset, predictions):
 def score_questions(questions, predictions):
     """EM and F1 of `predictions` (question id -> text) on `questions`, in their order.
 
-    questions: `tasks.squad_eval.Question`s (id, answer texts). Returns
+    questions: `tasks.squad.evaluate.Question`s (id, answer texts). Returns
     `{"F1", "EM"}` in percent (floats, unformatted), `"TOTAL"` questions and
     `"SKIP"`, those without a prediction (each scores 0 and is named on stderr).
     """

@@ -161,7 +161,7 @@ def host_squad(task, settings, model, pairs):
     and distribution are not what is compared here).
     """
     from albert_tf.tokenizer import HostTokenizer
-    from tasks.squad_data import SquadExample
+    from tasks.squad.data import SquadExample
 
     examples = [SquadExample(f"q{i}", q, c) for i, (q, c) in enumerate(pairs)]
     features = task.featurize(examples, HostTokenizer(SPM), settings, "dev")

@@ -64,4 +64,4 @@ def test_the_shipped_vocabulary_file_is_named_in_one_place():
             with open(path, encoding="utf-8") as f:
                 if literal in f.read():
                     found.append(relative)
-    assert found == ["albert_tf/tokenizer/spm.py"]
+    assert found == ["albert_tf/tokenizer/sentencepiece/type.py"]

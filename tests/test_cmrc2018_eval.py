@@ -18,7 +18,7 @@ import pytest
 import cli_helpers as cli
 from conftest import FIXTURES, SHARED
 from tasks import cmrc2018_eval as ev
-from tasks.squad_eval import Question
+from tasks.squad.evaluate import Question
 
 CMRC = os.path.join(FIXTURES, "clue", "cmrc2018")
 OFFICIAL = os.path.join(CMRC, "official")

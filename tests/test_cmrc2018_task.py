@@ -15,7 +15,7 @@ from albert_tf.tokenizer import HostTokenizer
 from albert_tf.training.settings import FinetuneSettings
 from conftest import FIXTURES, SHARED
 from tasks.cmrc2018 import Cmrc2018Options, place_answer, read_cmrc2018, training_examples
-from tasks.squad_data import SquadExample
+from tasks.squad.data import SquadExample
 
 CMRC = os.path.join(FIXTURES, "clue", "cmrc2018")
 

@@ -16,7 +16,7 @@ from albert_tf.training.settings import FinetuneSettings
 from conftest import FIXTURES
 from tasks.base import Example
 from tasks.classification import encode_pairs
-from tasks.squad_data import SquadExample
+from tasks.squad.data import SquadExample
 from tasks.finetuned import export_model
 
 VOCAB = os.path.join(FIXTURES, "wordpiece", "vocab.txt")

@@ -25,7 +25,7 @@ def test_notebook_has_a_settings_cell_and_the_steps():
     source = "".join(settings[0]["source"])
     assert 'os.environ.get("ALBERT_TF_NOTEBOOK_TINY") == "1"' in source
     code = "\n".join("".join(c["source"]) for c in cells if c["cell_type"] == "code")
-    for step in ("albert_tf.finetune", "--precision=auto", "tasks.squad_eval", "albert_tf.export",
+    for step in ("albert_tf.finetune", "--precision=auto", "tasks.squad.evaluate", "albert_tf.export",
                  "tf.saved_model.load", "albert_tf.predict", ":predict", "docker run"):
         assert step in code, step
     assert all(not c.get("outputs") for c in cells if c["cell_type"] == "code")  # saved clean

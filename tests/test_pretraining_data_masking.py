@@ -12,7 +12,7 @@ import pytest
 
 from albert_tf.pretraining import instances, masking
 from albert_tf.pretraining.documents import TokenizedDocument, tokenize_document
-from albert_tf.tokenizer.host import HostTokenizer
+from albert_tf.tokenizer.sentencepiece.host import HostTokenizer
 from conftest import FIXTURES
 
 SPM = os.path.join(FIXTURES, "spm", "albert_30k_clean.model")

@@ -12,7 +12,7 @@ from albert_tf.pretraining.documents import read_documents, tokenize_document
 from albert_tf.pretraining.instances import InstanceOptions, document_instances
 from albert_tf.pretraining.options import DataOptions
 from albert_tf.pretraining.writer import ShardedWriter, other_shards, shard_paths
-from albert_tf.tokenizer.host import HostTokenizer
+from albert_tf.tokenizer.sentencepiece.host import HostTokenizer
 from conftest import FIXTURES
 
 SPM = os.path.join(FIXTURES, "spm", "albert_30k_clean.model")

@@ -23,7 +23,7 @@ from albert_tf.pretraining import pipeline, records, statistics
 from albert_tf.pretraining import masking
 from albert_tf.pretraining.masking import VocabularyTables, word_spans
 from albert_tf.pretraining.options import DataOptions
-from albert_tf.tokenizer.host import HostTokenizer
+from albert_tf.tokenizer.sentencepiece.host import HostTokenizer
 from conftest import FIXTURES
 
 SPM = os.path.join(FIXTURES, "spm", "albert_30k_clean.model")

@@ -1,4 +1,4 @@
-"""SQuAD reading and sliding-window featurization (tasks/squad_data.py).
+"""SQuAD reading and sliding-window featurization (tasks/squad/data.py).
 
 Fixtures (tests/fixtures/squad_data): v1.json (6 questions on 2 paragraphs:
 accents, "1990," answered "1990", an answer with different spacing, an
@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 from conftest import FIXTURES
-from tasks.squad_data import (SquadExample, answer_char_span, doc_windows, featurize,
+from tasks.squad.data import (SquadExample, answer_char_span, doc_windows, featurize,
                               max_context, read_squad)
 
 DATA = os.path.join(FIXTURES, "squad_data")
@@ -136,7 +136,7 @@ def test_answers_map_to_tokens(tokenizer):
 
 def test_training_skips_misplaced_answers_and_eval_keeps_them(tokenizer, caplog):
     examples = read_squad(os.path.join(DATA, "v1.json"))
-    with caplog.at_level(logging.WARNING, logger="tasks.squad_data"):
+    with caplog.at_level(logging.WARNING, logger="tasks.squad.data"):
         train, _ = featurize(examples, tokenizer, is_training=True)
     assert sorted(set(train.arrays["question_index"].tolist())) == [0, 1, 2, 4, 5]
     assert "'q-shifted'" in caplog.text and "skipped 1 of 6" in caplog.text

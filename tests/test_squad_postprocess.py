@@ -1,4 +1,4 @@
-"""SQuAD n-best decoding, null odds, thresholds and files (tasks/squad_postprocess.py).
+"""SQuAD n-best decoding, null odds, thresholds and files (tasks/squad/postprocess.py).
 
 Most tests decode hand-made logits over hand-made windows of the context
 "zero one two three four five" (one word a token): window 0 holds tokens
@@ -17,9 +17,9 @@ import pytest
 
 from albert_tf.data.features import Features
 from conftest import FIXTURES
-from tasks import squad_eval
-from tasks.squad_data import SquadExample, featurize, max_context, read_squad
-from tasks.squad_postprocess import (apply_threshold, best_null_threshold, decode_spans,
+from tasks.squad import evaluate as squad_eval
+from tasks.squad.data import SquadExample, featurize, max_context, read_squad
+from tasks.squad.postprocess import (apply_threshold, best_null_threshold, decode_spans,
                                      write_prediction_files)
 
 CONTEXT = "zero one two three four five"

@@ -8,7 +8,8 @@ import unicodedata
 import pytest
 import tensorflow as tf
 
-from albert_tf.tokenizer import graph_ops, normalization
+from albert_tf.tokenizer import normalization
+from albert_tf.tokenizer.sentencepiece import graph_ops
 from albert_tf.tokenizer.normalization import (aligned_emissions, preprocess_text,
                                                preprocess_text_fast, to_text)
 from conftest import FIXTURES

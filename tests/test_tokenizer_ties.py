@@ -2,7 +2,7 @@
 
 The reference (`sentencepiece` 0.2.x, `HostTokenizer`) and tensorflow-text's
 bundled SentencePiece break ties between equal-score segmentations by the
-rounding of different arithmetic (see `albert_tf.tokenizer.graph_ties`);
+rounding of different arithmetic (see `albert_tf.tokenizer.sentencepiece.graph_ties`);
 `AlbertTokenizer` re-decides them. Every expectation here is the host's.
 """
 
@@ -13,7 +13,8 @@ import pytest
 import tensorflow as tf
 import tensorflow_text as tf_text
 
-from albert_tf.tokenizer import HostTokenizer, graph_ties, preprocess_text
+from albert_tf.tokenizer import HostTokenizer, preprocess_text
+from albert_tf.tokenizer.sentencepiece import graph_ties
 from conftest import FIXTURES
 
 MODEL = os.path.join(FIXTURES, "spm", "albert_30k_clean.model")

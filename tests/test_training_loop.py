@@ -132,7 +132,7 @@ def _evaluated_keys(task, tmp_path, monkeypatch):
     labels = np.array([1, 0, 0])
     if isinstance(task, tasks.get("squad").__class__):
         from tasks.cmrc2018 import read_cmrc2018
-        from tasks.squad_data import read_squad
+        from tasks.squad.data import read_squad
 
         examples = (read_cmrc2018(os.path.join(FIXTURES, "clue", "cmrc2018", "dev.json"))
                     if task.name == "cmrc2018" else

@@ -9,8 +9,8 @@ import subprocess
 import pytest
 
 from albert_tf.export import web
-from albert_tf.tokenizer.host import HostTokenizer
-from albert_tf.tokenizer.wordpiece_host import HostWordPieceTokenizer
+from albert_tf.tokenizer.sentencepiece.host import HostTokenizer
+from albert_tf.tokenizer.wordpiece.host import HostWordPieceTokenizer
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 FIXTURES = ROOT / "tests" / "fixtures"

@@ -9,7 +9,7 @@ import pytest
 import tensorflow as tf
 
 from albert_tf.tokenizer import HostWordPieceTokenizer, WordPieceTokenizer
-from albert_tf.tokenizer import wordpiece_chars as chars
+from albert_tf.tokenizer.wordpiece import chars
 from albert_tf.tokenizer.normalization import OTHER, case_class
 from conftest import FIXTURES, SHARED
 

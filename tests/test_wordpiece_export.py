@@ -17,7 +17,7 @@ from albert_tf.backbone import AlbertBackbone
 from albert_tf.checkpoints import native, save_pretrained
 from albert_tf.tokenizer import (HostWordPieceTokenizer, SegmentPacker, WordPieceTokenizer,
                                  pack_host)
-from albert_tf.tokenizer.wordpiece_vocab import parse_tokens
+from albert_tf.tokenizer.wordpiece.vocab import parse_tokens
 from conftest import FIXTURES, REFERENCE_MODELS
 from helpers import tiny_config
 

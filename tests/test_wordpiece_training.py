@@ -12,7 +12,7 @@ from tokenizers import Tokenizer, models, pre_tokenizers
 
 from albert_tf import load_tokenizer
 from albert_tf.tokenizer import HostWordPieceTokenizer, WordPieceTokenizer, train_wordpiece
-from albert_tf.tokenizer.wordpiece_host import basic_tokenize
+from albert_tf.tokenizer.wordpiece.host import basic_tokenize
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SPECIAL = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]

@@ -7,7 +7,7 @@ import pytest
 
 from albert_tf.tokenizer import HostWordPieceTokenizer, WordPieceVocab
 from albert_tf.tokenizer.base import get_type
-from albert_tf.tokenizer.wordpiece_vocab import parse_tokens
+from albert_tf.tokenizer.wordpiece.vocab import parse_tokens
 from conftest import FIXTURES
 
 VOCAB = os.path.join(FIXTURES, "wordpiece", "vocab.txt")

@@ -36,7 +36,7 @@ _EXPORTS = {
     "ServingModule": "albert_tf.export.base",
     "ClassifierServing": "albert_tf.export.classification",
     "MultiLabelServing": "albert_tf.export.classification",
-    "SquadServing": "albert_tf.export.squad",
+    "SquadServing": "albert_tf.export.squad.serving",
     "TfliteModel": "albert_tf.export.tflite",
 }
 __all__ = sorted(_EXPORTS)

@@ -15,7 +15,8 @@ import pathlib
 import re
 import shutil
 
-from albert_tf.tokenizer import normalization, wordpiece_chars
+from albert_tf.tokenizer import normalization
+from albert_tf.tokenizer.wordpiece import chars as wordpiece_chars
 
 ASSETS = pathlib.Path(__file__).with_name("web_assets")
 

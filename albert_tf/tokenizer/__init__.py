@@ -60,22 +60,22 @@ Names are imported on first use, so the training CLI starts without TensorFlow.
 from albert_tf.lazy import lazy_exports
 
 _EXPORTS = {
-    "AlbertTokenizer": "albert_tf.tokenizer.layer",
+    "AlbertTokenizer": "albert_tf.tokenizer.sentencepiece.layer",
     "tokenizer_from": "albert_tf.tokenizer.loading",
     "save_vocabulary": "albert_tf.tokenizer.loading",
-    "HostTokenizer": "albert_tf.tokenizer.host",
+    "HostTokenizer": "albert_tf.tokenizer.sentencepiece.host",
     "SegmentPacker": "albert_tf.tokenizer.packing",
     "pack_host": "albert_tf.tokenizer.packing",
     "WindowPacker": "albert_tf.tokenizer.windows",
     "window_mean": "albert_tf.tokenizer.windows",
     "truncated_lengths": "albert_tf.tokenizer.packing",
     "preprocess_text": "albert_tf.tokenizer.normalization",
-    "train_sentencepiece": "albert_tf.tokenizer.training",
-    "SpmVocab": "albert_tf.tokenizer.vocab",
-    "WordPieceTokenizer": "albert_tf.tokenizer.wordpiece_layer",
-    "HostWordPieceTokenizer": "albert_tf.tokenizer.wordpiece_host",
-    "WordPieceVocab": "albert_tf.tokenizer.wordpiece_vocab",
-    "train_wordpiece": "albert_tf.tokenizer.wordpiece_training",
+    "train_sentencepiece": "albert_tf.tokenizer.sentencepiece.training",
+    "SpmVocab": "albert_tf.tokenizer.sentencepiece.vocab",
+    "WordPieceTokenizer": "albert_tf.tokenizer.wordpiece.layer",
+    "HostWordPieceTokenizer": "albert_tf.tokenizer.wordpiece.host",
+    "WordPieceVocab": "albert_tf.tokenizer.wordpiece.vocab",
+    "train_wordpiece": "albert_tf.tokenizer.wordpiece.training",
 }
 __all__ = sorted(_EXPORTS)
 

@@ -41,8 +41,8 @@ def _fail(message):
 
 
 def train_sentencepiece():
-    from albert_tf.tokenizer.training import train_sentencepiece
-    from albert_tf.tokenizer.vocab import SpmVocab
+    from albert_tf.tokenizer.sentencepiece.training import train_sentencepiece
+    from albert_tf.tokenizer.sentencepiece.vocab import SpmVocab
 
     path = train_sentencepiece(FLAGS.input, FLAGS.vocab_size, FLAGS.output,
                                lowercase=FLAGS.lowercase, verbose=FLAGS.verbose)
@@ -52,8 +52,8 @@ def train_sentencepiece():
 
 
 def train_wordpiece():
-    from albert_tf.tokenizer.wordpiece_host import HostWordPieceTokenizer
-    from albert_tf.tokenizer.wordpiece_training import train_wordpiece
+    from albert_tf.tokenizer.wordpiece.host import HostWordPieceTokenizer
+    from albert_tf.tokenizer.wordpiece.training import train_wordpiece
 
     path = train_wordpiece(FLAGS.input, FLAGS.vocab_size, FLAGS.output,
                            lowercase=FLAGS.lowercase, verbose=FLAGS.verbose)

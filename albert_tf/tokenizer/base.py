@@ -25,7 +25,7 @@ import os
 
 from albert_tf.registry import Registry
 
-TYPE_MODULES = ("albert_tf.tokenizer.spm", "albert_tf.tokenizer.wordpiece")
+TYPE_MODULES = ("albert_tf.tokenizer.sentencepiece.type", "albert_tf.tokenizer.wordpiece.type")
 
 
 class VocabularyType(abc.ABC):

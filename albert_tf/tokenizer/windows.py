@@ -12,7 +12,7 @@ for a pair):
 
 - One segment of `n` tokens: window k holds tokens `[k * step, k * step + m)`
   (the last one shorter), `1 + ceil(max(n - m, 0) / step)` windows, as
-  SQuAD's document windows count them (`albert_tf.export.squad_windows`).
+  SQuAD's document windows count them (`albert_tf.export.squad.windows`).
 - A pair: the longer segment is windowed (`b` when they are equally long, as
   the reference truncation trims `b` first) and the shorter one is repeated
   whole in every window, cut to half the budget if it is longer than that;

@@ -7,8 +7,8 @@ the original text, with the rules of the package docstring; the host twin is
 
 import tensorflow as tf
 
-from albert_tf.tokenizer.graph_ops import next_true
-from albert_tf.tokenizer.vocab import COMMA, WHOLE
+from albert_tf.tokenizer.sentencepiece.graph_ops import next_true
+from albert_tf.tokenizer.sentencepiece.vocab import COMMA, WHOLE
 
 
 class _Bytes:

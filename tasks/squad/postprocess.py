@@ -1,6 +1,6 @@
 """SQuAD decoding: model outputs -> n-best answers, no-answer odds, prediction files.
 
-Works from the arrays of `tasks.squad_data.featurize` alone (`question_index`,
+Works from the arrays of `tasks.squad.data.featurize` alone (`question_index`,
 `token_start_char`, `token_end_char`, `token_is_max_context`), so cached
 features decode the same as fresh ones. Two heads (`decode_spans`'s `head`):
 
@@ -29,7 +29,7 @@ import os
 import numpy as np
 
 from albert_tf.io_utils import atomic_file
-from tasks import squad_eval
+from tasks.squad import evaluate as squad_eval
 
 HEADS = {"span": ("start_logits", "end_logits"),
          "beam": ("start_top_log_probs", "start_top_index", "end_top_log_probs", "end_top_index",
@@ -224,7 +224,7 @@ def apply_threshold(predictions, null_odds, threshold):
 def best_null_threshold(predictions, null_odds, examples):
     """The null-odds threshold that maximises F1 on labelled `examples` (v2.0).
 
-    `tasks.squad_eval.find_best_threshold`'s `best_f1_thresh`, from the raw
+    `tasks.squad.evaluate.find_best_threshold`'s `best_f1_thresh`, from the raw
     (un-thresholded) `predictions`. google-research/albert tunes it on the
     dev set it then reports (`evaluate_v2`), which is optimistic; the
     fine-tuning code reports both that score and the one with a threshold

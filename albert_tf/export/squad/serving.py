@@ -1,7 +1,7 @@
 """Serving extractive question answering (SQuAD v1.1 / v2.0) from raw text.
 
 `serving_default` takes `question` and `context`, string `(batch_size,)`, and
-does in the graph what `tasks.squad.SquadTask` does on the host: tokenize
+does in the graph what `tasks.squad.task.SquadTask` does on the host: tokenize
 (cutting the question to `max_query_length` tokens), slide windows over the
 context (`doc_stride`), run the model on every window of the batch at once,
 and decode the best span of each question (`squad_decode`). Outputs, all
@@ -22,8 +22,10 @@ and decode the best span of each question (`squad_decode`). Outputs, all
 
 import tensorflow as tf
 
-from albert_tf.export import squad_decode, squad_windows, text_limit
+from albert_tf.export import text_limit
 from albert_tf.export.base import TOKEN_INPUTS, ServingModule
+from albert_tf.export.squad import decode as squad_decode
+from albert_tf.export.squad import windows as squad_windows
 
 
 class SquadServing(ServingModule):
@@ -33,7 +35,7 @@ class SquadServing(ServingModule):
         model: `AlbertSpanQA` (head "span") or `AlbertBeamQA` (head "beam").
         tokenizer: its `AlbertTokenizer`.
         max_seq_length: window length in tokens.
-        options: the run's `tasks.squad.SquadOptions` (doc_stride,
+        options: the run's `tasks.squad.task.SquadOptions` (doc_stride,
             max_query_length, max_answer_length).
         head: "span" or "beam"; v2: whether the task is SQuAD v2.0.
         null_threshold: v2.0: answer "" when null odds exceed it.

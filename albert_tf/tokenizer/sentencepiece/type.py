@@ -3,7 +3,7 @@
 import os
 
 from albert_tf.tokenizer.base import VocabularyType, register
-from albert_tf.tokenizer.vocab import SpmVocab
+from albert_tf.tokenizer.sentencepiece.vocab import SpmVocab
 
 
 class SentencePieceType(VocabularyType):
@@ -30,12 +30,12 @@ class SentencePieceType(VocabularyType):
         return os.path.join(folder, models[0]) if len(models) == 1 else None
 
     def host(self, path, lowercase=None):
-        from albert_tf.tokenizer.host import HostTokenizer
+        from albert_tf.tokenizer.sentencepiece.host import HostTokenizer
 
         return HostTokenizer(path, lowercase)
 
     def graph(self, path, lowercase=None):
-        from albert_tf.tokenizer.layer import AlbertTokenizer
+        from albert_tf.tokenizer.sentencepiece.layer import AlbertTokenizer
 
         return AlbertTokenizer(path, lowercase)
 

@@ -13,7 +13,7 @@ import itertools
 from albert_tf.tokenizer.base import VocabularyIds
 from albert_tf.tokenizer.normalization import (aligned_emissions, preprocess_text_fast,
                                                to_text, whitespace_code_points)
-from albert_tf.tokenizer.vocab import COMMA, SpmVocab
+from albert_tf.tokenizer.sentencepiece.vocab import COMMA, SpmVocab
 
 
 class HostTokenizer(VocabularyIds):

@@ -1,6 +1,6 @@
 """In-graph SQuAD decoding: each question's best answer, as the host ranks it.
 
-`tasks.squad_postprocess.decode_spans` ranks the valid spans of all windows
+`tasks.squad.postprocess.decode_spans` ranks the valid spans of all windows
 of a question by score and takes the first whose text, stripped of outer
 whitespace, is not empty. Here the same rule picks one span per question with
 TensorFlow ops:
@@ -25,11 +25,11 @@ import dataclasses
 import numpy as np
 import tensorflow as tf
 
-from albert_tf.export.squad_windows import take
-from albert_tf.tokenizer import graph_ops
+from albert_tf.export.squad.windows import take
+from albert_tf.tokenizer.sentencepiece import graph_ops
 from albert_tf.tokenizer.normalization import whitespace_code_points
 
-# tasks.squad_postprocess.NO_SPAN_SCORE: the reference's score of "no valid span".
+# tasks.squad.postprocess.NO_SPAN_SCORE: the reference's score of "no valid span".
 NO_SPAN_SCORE = -2e6
 
 

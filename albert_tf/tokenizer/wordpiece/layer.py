@@ -13,9 +13,9 @@ import keras
 import tensorflow as tf
 import tensorflow_text as tf_text
 
-from albert_tf.tokenizer import wordpiece_graph
 from albert_tf.tokenizer.graph_layer import StringLayer
-from albert_tf.tokenizer.wordpiece_vocab import CONTINUATION, MAX_WORD_CHARS, WordPieceVocab
+from albert_tf.tokenizer.wordpiece import graph as wordpiece_graph
+from albert_tf.tokenizer.wordpiece.vocab import CONTINUATION, MAX_WORD_CHARS, WordPieceVocab
 
 # UTF-8 takes at most 4 bytes a character: the op never rejects a word of
 # MAX_WORD_CHARS characters or fewer.

@@ -16,7 +16,7 @@ import numpy as np
 import tensorflow as tf
 
 from albert_tf.tokenizer import normalization
-from albert_tf.tokenizer.vocab import WHOLE
+from albert_tf.tokenizer.sentencepiece.vocab import WHOLE
 
 CASED = normalization.CASED
 TRANSPARENT = normalization.TRANSPARENT

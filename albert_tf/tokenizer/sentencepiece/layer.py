@@ -11,9 +11,9 @@ import keras
 import tensorflow as tf
 import tensorflow_text as tf_text
 
-from albert_tf.tokenizer import graph_offsets, graph_ops, graph_ties
+from albert_tf.tokenizer.sentencepiece import graph_offsets, graph_ops, graph_ties
 from albert_tf.tokenizer.graph_layer import StringLayer
-from albert_tf.tokenizer.vocab import SpmVocab
+from albert_tf.tokenizer.sentencepiece.vocab import SpmVocab
 
 
 @keras.saving.register_keras_serializable(package="albert_tf")

@@ -15,9 +15,9 @@ import dataclasses
 import numpy as np
 import tensorflow as tf
 
-from albert_tf.tokenizer import wordpiece_chars as chars
+from albert_tf.tokenizer.wordpiece import chars
 from albert_tf.tokenizer.normalization import CASED, TRANSPARENT
-from albert_tf.tokenizer.wordpiece_vocab import CONTINUATION
+from albert_tf.tokenizer.wordpiece.vocab import CONTINUATION
 
 
 @dataclasses.dataclass

@@ -4,7 +4,7 @@ and `WordPieceTokenizer`."""
 import os
 
 from albert_tf.tokenizer.base import VocabularyType, register
-from albert_tf.tokenizer.wordpiece_vocab import WordPieceVocab, looks_like_vocabulary
+from albert_tf.tokenizer.wordpiece.vocab import WordPieceVocab, looks_like_vocabulary
 
 
 class WordPieceType(VocabularyType):
@@ -20,12 +20,12 @@ class WordPieceType(VocabularyType):
         return looks_like_vocabulary(path)
 
     def host(self, path, lowercase=None):
-        from albert_tf.tokenizer.wordpiece_host import HostWordPieceTokenizer
+        from albert_tf.tokenizer.wordpiece.host import HostWordPieceTokenizer
 
         return HostWordPieceTokenizer(path, lowercase)
 
     def graph(self, path, lowercase=None):
-        from albert_tf.tokenizer.wordpiece_layer import WordPieceTokenizer
+        from albert_tf.tokenizer.wordpiece.layer import WordPieceTokenizer
 
         return WordPieceTokenizer(path, lowercase)
 

@@ -1,16 +1,16 @@
-"""In-graph SQuAD windows: `tasks.squad_data.featurize` for a batch of raw texts.
+"""In-graph SQuAD windows: `tasks.squad.data.featurize` for a batch of raw texts.
 
 The same windows `[CLS] question [SEP] context-window [SEP]`, p_mask, segment
 ids and max-context flags as the host featurization (tested against it), with
 TensorFlow ops over a whole batch: every question gets as many windows as its
 context needs, all windows of the batch go through the model together.
 
-- Windows: `tasks.squad_data.doc_windows` in closed form. With `m` context
+- Windows: `tasks.squad.data.doc_windows` in closed form. With `m` context
   tokens per window (`max_seq_length - query_length - 3`) and a step of
   `min(m, doc_stride)`, window k starts at `k * step`, and a context of `n`
   tokens gets `1 + ceil(max(n - m, 0) / step)` windows (one, empty, when
   `n = 0`).
-- Max context: `tasks.squad_data.max_context` (google-research/albert
+- Max context: `tasks.squad.data.max_context` (google-research/albert
   `_check_is_max_context`), scored in float64 exactly as numpy scores it
   there, so that ties break the same way (first window wins).
 """

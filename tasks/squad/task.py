@@ -1,8 +1,8 @@
 """SQuAD v1.1 (`squad`) and v2.0 (`squad_v2`): extractive question answering.
 
 The data, windowing and decoding are the small pure functions of
-`tasks.squad_data` and `tasks.squad_postprocess`; the metrics are the
-official scripts' (`tasks.squad_eval`). For v2.0 the no-answer threshold is
+`tasks.squad.data` and `tasks.squad.postprocess`; the metrics are the
+official scripts' (`tasks.squad.evaluate`). For v2.0 the no-answer threshold is
 chosen on questions held out of the training set (by a hash of their id),
 and the dev set is reported at that threshold; the official script's
 dev-tuned `best_exact`/`best_f1` (what the original ALBERT code reported,
@@ -17,10 +17,11 @@ import zlib
 from albert_tf.models import AlbertSpanQA, AlbertBeamQA
 from albert_tf.settings import POSITIVE, Settings, setting
 from albert_tf.training.run_folder import RESULTS_FILE
-from tasks import register, squad_eval
+from tasks import register
+from tasks.squad import evaluate as squad_eval
 from tasks.base import Task
-from tasks.squad_data import featurize, read_squad
-from tasks.squad_postprocess import (apply_threshold, best_null_threshold, decode_spans,
+from tasks.squad.data import featurize, read_squad
+from tasks.squad.postprocess import (apply_threshold, best_null_threshold, decode_spans,
                                      write_prediction_files)
 
 MODEL_INPUTS = ("token_ids", "segment_ids", "p_mask")
@@ -166,7 +167,7 @@ class SquadTask(Task):
                          "predictions are written by the evaluation")
 
     def serving_module(self, model, tokenizer, settings, model_dir, export_options):
-        from albert_tf.export.squad import SquadServing
+        from albert_tf.export.squad.serving import SquadServing
 
         self.check_export_options(export_options, ("null_threshold",) if self.v2 else ())
         options = self.options(settings)

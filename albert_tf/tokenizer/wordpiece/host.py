@@ -13,9 +13,9 @@ import bisect
 import functools
 
 from albert_tf.tokenizer.base import VocabularyIds
-from albert_tf.tokenizer import wordpiece_chars as chars
+from albert_tf.tokenizer.wordpiece import chars
 from albert_tf.tokenizer.normalization import CASED, TRANSPARENT, to_text
-from albert_tf.tokenizer.wordpiece_vocab import (CONTINUATION, MAX_WORD_CHARS, WordPieceVocab,
+from albert_tf.tokenizer.wordpiece.vocab import (CONTINUATION, MAX_WORD_CHARS, WordPieceVocab,
                                                  is_control)
 
 # Words whose pieces a tokenizer remembers (most text repeats a few thousand).

@@ -33,7 +33,7 @@ import numpy as np
 import tensorflow as tf
 import tensorflow_text as tf_text
 
-from albert_tf.tokenizer import graph_viterbi
+from albert_tf.tokenizer.sentencepiece import graph_viterbi
 
 # A one-piece segment is re-decided when its split margin is below
 # (|start score| + _SLACK) * _ULPS: 2^-18 is 32 float32 ulps, more than the

@@ -11,8 +11,8 @@ import json
 import os
 
 from albert_tf.tokenizer.loading import TOKENIZER_CONFIG
-from albert_tf.tokenizer.wordpiece_host import basic_tokenize
-from albert_tf.tokenizer.wordpiece_vocab import (CONTINUATION, MAX_WORD_CHARS, SPECIAL_TOKENS,
+from albert_tf.tokenizer.wordpiece.host import basic_tokenize
+from albert_tf.tokenizer.wordpiece.vocab import (CONTINUATION, MAX_WORD_CHARS, SPECIAL_TOKENS,
                                                  WordPieceVocab)
 
 # BERT's special tokens first: [PAD]=0, [UNK]=1, [CLS]=2, [SEP]=3, [MASK]=4.

@@ -1,0 +1,8 @@
+"""Extractive question answering (SQuAD v1.1 / v2.0), the task layer.
+
+`task` registers the `squad` task (options, model, evaluation, serving
+module); `data` reads the JSON files and featurizes questions into
+sliding windows; `postprocess` decodes the n-best spans and writes the
+official prediction files; `evaluate` is the official v1.1 / v2.0 scoring
+(`python -m tasks.squad.evaluate`, without TensorFlow).
+"""
