@@ -6,6 +6,7 @@ import json
 import numpy as np
 import pytest
 
+from albert_tf.config import AlbertConfig
 from albert_tf.data import bucket_lengths, padded_length, train_batches
 from albert_tf.training import devices, execution
 from albert_tf.training.execution import Candidate, candidates, choose, resolve_execution
@@ -69,6 +70,13 @@ def test_resolve_execution_measures_the_open_choices_and_keeps_the_timings(monke
     got = resolve_execution("fp32", "off", "unrolled", None, config=tiny_config(),
                             measure_fn=fake_measure(seconds, calls))
     assert (got.jit, got.unroll, got.timings, len(calls)) == (False, True, (), 2)
+    # A model whose unrolled gradients would take gigabytes stays in the loop.
+    xxlarge = AlbertConfig.preset("albert_xxlarge")
+    assert execution.unrolled_gradient_bytes(xxlarge) > 8e9
+    assert execution.unrolled_gradient_bytes(xxlarge.replace(sharing="none")) == 0
+    got = resolve_execution("fp32", "auto", "auto", None, config=xxlarge,
+                            measure_fn=fake_measure(seconds, calls))
+    assert calls[-1][2] == [LOOP, XLA_LOOP] and not got.unroll
     # Without a model to measure: the device's defaults (on a CPU no XLA, the loop).
     got = resolve_execution("fp32", "auto", "auto", None)
     assert (got.jit, got.unroll, got.timings) == (False, False, ())

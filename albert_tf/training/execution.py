@@ -8,7 +8,9 @@ unrolled depend on the CPU's instruction set and kernels, so where either is
 `auto` they are measured: a short probe of the run's model (its own
 configuration, each group cut to a few layers, its batch shape capped) is
 trained a few steps in every candidate way, interleaved, and the fastest
-wins if it beats the default (no XLA, loop) by `MIN_GAIN`. The probe takes
+wins if it beats the default (no XLA, loop) by `MIN_GAIN`. A model whose
+unrolled backward pass would hold gigabytes of extra gradients (xxlarge)
+stays in the loop. The probe takes
 tens of seconds on a CPU, once per run: the run saves the choice (its
 settings file) and a resumed run reads it back. With `recompute` the layers
 stay in the loop, which is what makes recomputation save memory. On a TPU
@@ -29,6 +31,9 @@ PROBE_LAYERS_PER_GROUP = 2
 PROBE_MAX_BATCH = 4
 PROBE_MAX_LENGTH = 128
 PROBE_STEPS = 3
+# `auto` does not unroll a model whose unrolled backward pass would hold more
+# than this in extra copies of shared weights' gradients (xlarge: 4.6 GB, xxlarge: 8.9 GB).
+UNROLL_MAX_GRADIENT_BYTES = 2 * 2**30
 
 
 @dataclasses.dataclass(frozen=True)
@@ -93,6 +98,19 @@ def candidates(xla, layer_execution, recompute):
     unrolls = ((False,) if recompute or layer_execution == "loop" else
                (True,) if layer_execution == "unrolled" else (False, True))
     return [Candidate(jit, unroll) for jit in jits for unroll in unrolls]
+
+
+def unrolled_gradient_bytes(config):
+    """The float32 bytes of the shared weights' gradients that an unrolled
+    backward pass makes beyond the loop's running sums: one per block call,
+    less one per stored module (see `albert_tf.layers.repeat`)."""
+    from albert_tf.sharing import sharing_plan
+
+    plan = sharing_plan(config)
+    h, i = config.hidden_dim, config.intermediate_dim
+    attention, ffn = 4 * h * h + 6 * h, 2 * h * i + i + 3 * h  # kernels, biases, LayerNorm
+    return 4 * ((plan.num_calls - plan.num_attention_modules) * attention
+                + (plan.num_calls - plan.num_ffn_modules) * ffn)
 
 
 def choose(timings, min_gain=MIN_GAIN):
@@ -166,6 +184,9 @@ def resolve_execution(precision, xla, layer_execution, strategy, config=None, re
     import tensorflow as tf
 
     policy, default_jit = resolve_precision(precision, xla, strategy)
+    if layer_execution == "auto" and config is not None and \
+            unrolled_gradient_bytes(config) > UNROLL_MAX_GRADIENT_BYTES:
+        layer_execution = "loop"
     # The device's default first: what is kept unless another is clearly faster.
     options = sorted(candidates(xla, layer_execution, recompute),
                      key=lambda o: o.jit != default_jit)
