@@ -12,6 +12,7 @@ host's FMA peak (`common.fma_peak`, its assumptions printed).
 """
 
 import argparse
+import json
 import os
 
 from albert_tf import accounting
@@ -48,6 +49,7 @@ def train_speed(args):
     for _ in range(args.rounds):
         for impl, extra in runs.items():
             measured[impl].append(run_json("train_speed.py", *extra, f"--label={impl}", *shape))
+            print(json.dumps(measured[impl][-1]), flush=True)
     rows = [_median_row(measured[impl]) for impl in impls]
     by = {r["impl"]: r for r in rows}
     peak = run_json("matmul_peak.py")
