@@ -10,7 +10,8 @@ configuration, each group cut to a few layers, its batch shape capped) is
 trained a few steps in every candidate way, interleaved, and the fastest
 wins if it beats the default (no XLA, loop) by `MIN_GAIN`. A model whose
 unrolled backward pass would hold gigabytes of extra gradients (xxlarge)
-stays in the loop. The probe takes
+stays in the loop; a multi-worker run (whose workers could measure apart)
+takes the defaults. The probe takes
 tens of seconds on a CPU, once per run: the run saves the choice (its
 settings file) and a resumed run reads it back. With `recompute` the layers
 stay in the loop, which is what makes recomputation save memory. On a TPU
@@ -193,7 +194,9 @@ def resolve_execution(precision, xla, layer_execution, strategy, config=None, re
     on_tpu = isinstance(strategy, tf.distribute.TPUStrategy)
     if on_tpu:
         options = [o for o in options if o.jit] or options
-    if len(options) == 1 or config is None or on_tpu:
+    # Workers measuring apart could choose apart: a multi-worker run takes the defaults.
+    multi_worker = isinstance(strategy, tf.distribute.MultiWorkerMirroredStrategy)
+    if len(options) == 1 or config is None or on_tpu or multi_worker:
         chosen = options[0]
         return Execution(policy, chosen.jit, chosen.unroll)
     start = time.perf_counter()
