@@ -53,7 +53,8 @@ def test_resolve_execution_measures_the_open_choices_and_keeps_the_timings(monke
     monkeypatch.setattr(devices, "cpu_bf16_speedup", lambda: 0.0)
     calls = []
     seconds = {LOOP: 1.0, UNROLLED: 0.95, XLA_LOOP: 0.8, XLA_UNROLLED: 0.6}
-    got = resolve_execution("auto", "auto", "auto", None, config=tiny_config(), batch_size=16,
+    base = AlbertConfig.preset("albert_base")
+    got = resolve_execution("auto", "auto", "auto", None, config=base, batch_size=16,
                             seq_length=64, measure_fn=fake_measure(seconds, calls))
     assert (got.policy, got.jit, got.unroll, got.layer_execution) == (
         "float32", True, True, "unrolled")
@@ -64,12 +65,16 @@ def test_resolve_execution_measures_the_open_choices_and_keeps_the_timings(monke
     (config, policy, options, batch, length), = calls
     assert (policy, batch, length) == ("float32", 16, 64)
     # With recomputation only the loop is measured, and given settings are not measured.
-    got = resolve_execution("fp32", "auto", "auto", None, config=tiny_config(), recompute=True,
+    got = resolve_execution("fp32", "auto", "auto", None, config=base, recompute=True,
                             measure_fn=fake_measure(seconds, calls))
     assert (got.jit, got.unroll) == (True, False) and calls[-1][2] == [LOOP, XLA_LOOP]
-    got = resolve_execution("fp32", "off", "unrolled", None, config=tiny_config(),
+    got = resolve_execution("fp32", "off", "unrolled", None, config=base,
                             measure_fn=fake_measure(seconds, calls))
     assert (got.jit, got.unroll, got.timings, len(calls)) == (False, True, (), 2)
+    # A tiny model's step is not worth measuring: the defaults.
+    got = resolve_execution("fp32", "auto", "auto", None, config=tiny_config(),
+                            measure_fn=fake_measure(seconds, calls))
+    assert (got.jit, got.unroll, got.timings, len(calls)) == (False, False, (), 2)
     # A model whose unrolled gradients would take gigabytes stays in the loop.
     xxlarge = AlbertConfig.preset("albert_xxlarge")
     assert execution.unrolled_gradient_bytes(xxlarge) > 8e9
@@ -88,7 +93,7 @@ def test_the_choice_is_saved_in_the_run_folder_logged_and_kept_on_resume(tmp_pat
     settings = FinetuneSettings(task="rte", output_dir=str(tmp_path), strategy="one_device")
     monkeypatch.setattr(execution, "measure", fake_measure(
         {LOOP: 1.0, UNROLLED: 0.7, XLA_LOOP: 0.9, XLA_UNROLLED: 0.8}))
-    setup = start_run(settings, SETTINGS_FILE, tiny_config())
+    setup = start_run(settings, SETTINGS_FILE, AlbertConfig.preset("albert_base"))
     assert (setup.jit, setup.unroll, setup.settings.layer_execution) == (False, True, "unrolled")
     assert "layers unrolled (measured in" in setup.describe()
     saved = json.loads((tmp_path / SETTINGS_FILE).read_text())
@@ -98,7 +103,7 @@ def test_the_choice_is_saved_in_the_run_folder_logged_and_kept_on_resume(tmp_pat
     (tmp_path / "checkpoints" / "checkpoint").write_text('model_checkpoint_path: "ckpt-1"\n')
     monkeypatch.setattr(execution, "measure", fake_measure(
         {LOOP: 1.0, UNROLLED: 1.0, XLA_LOOP: 0.5, XLA_UNROLLED: 1.0}))
-    resumed = start_run(settings, SETTINGS_FILE, tiny_config())
+    resumed = start_run(settings, SETTINGS_FILE, AlbertConfig.preset("albert_base"))
     assert (resumed.jit, resumed.unroll, resumed.execution.timings) == (False, True, ())
 
 

@@ -10,7 +10,8 @@ configuration, each group cut to a few layers, its batch shape capped) is
 trained a few steps in every candidate way, interleaved, and the fastest
 wins if it beats the default (no XLA, loop) by `MIN_GAIN`. A model whose
 unrolled backward pass would hold gigabytes of extra gradients (xxlarge)
-stays in the loop; a multi-worker run (whose workers could measure apart)
+stays in the loop; a step under `MIN_MEASURED_STEP_GFLOP` (a tiny model) and
+a multi-worker run (whose workers could measure apart)
 takes the defaults. The probe takes
 tens of seconds on a CPU, once per run: the run saves the choice (its
 settings file) and a resumed run reads it back. With `recompute` the layers
@@ -35,6 +36,9 @@ PROBE_STEPS = 3
 # `auto` does not unroll a model whose unrolled backward pass would hold more
 # than this in extra copies of shared weights' gradients (xlarge: 4.6 GB, xxlarge: 8.9 GB).
 UNROLL_MAX_GRADIENT_BYTES = 2 * 2**30
+# Smaller training steps (GFLOP, at the run's batch shape) take the defaults:
+# the probe would cost more than the choice could save (tiny test models).
+MIN_MEASURED_STEP_GFLOP = 10.0
 
 
 @dataclasses.dataclass(frozen=True)
@@ -112,6 +116,15 @@ def unrolled_gradient_bytes(config):
     attention, ffn = 4 * h * h + 6 * h, 2 * h * i + i + 3 * h  # kernels, biases, LayerNorm
     return 4 * ((plan.num_calls - plan.num_attention_modules) * attention
                 + (plan.num_calls - plan.num_ffn_modules) * ffn)
+
+
+def step_gflop(config, batch_size, seq_length):
+    """A training step's model arithmetic in GFLOP (3x the forward pass,
+    `albert_tf.accounting`)."""
+    from albert_tf import accounting
+
+    forward = accounting.total(accounting.component_costs(config, seq_length)).flops_per_token
+    return 3 * forward * batch_size * seq_length / 1e9
 
 
 def choose(timings, min_gain=MIN_GAIN):
@@ -196,7 +209,9 @@ def resolve_execution(precision, xla, layer_execution, strategy, config=None, re
         options = [o for o in options if o.jit] or options
     # Workers measuring apart could choose apart: a multi-worker run takes the defaults.
     multi_worker = isinstance(strategy, tf.distribute.MultiWorkerMirroredStrategy)
-    if len(options) == 1 or config is None or on_tpu or multi_worker:
+    small = config is not None and \
+        step_gflop(config, batch_size, seq_length) < MIN_MEASURED_STEP_GFLOP
+    if len(options) == 1 or config is None or small or on_tpu or multi_worker:
         chosen = options[0]
         return Execution(policy, chosen.jit, chosen.unroll)
     start = time.perf_counter()
