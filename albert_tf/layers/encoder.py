@@ -70,8 +70,9 @@ class AlbertEncoder(keras.layers.Layer):
     once, and `albert_tf.layers.repeat` applies them layer after layer: each
     run of consecutive layers made of the same modules (the whole stack with
     `sharing="all"` and one group; each group's layers with grouped sharing)
-    is one `repeat`, by default a `tf.while_loop`, whose backward pass sums the shared weights' gradients
-    as it goes (see `albert_tf.layers.repeat`). Each module's weights are
+    is one `repeat`, by default a `tf.while_loop`, whose backward pass sums
+    the shared weights' gradients as it goes (see `albert_tf.layers.repeat`);
+    with `unroll`, a Python loop. Each module's weights are
     cast to the compute dtype once per call of the encoder, not once per
     layer, and their gradients are summed in the compute dtype before one
     cast back.

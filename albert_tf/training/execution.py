@@ -8,15 +8,16 @@ unrolled depend on the CPU's instruction set and kernels, so where either is
 `auto` they are measured: a short probe of the run's model (its own
 configuration, each group cut to a few layers, its batch shape capped) is
 trained a few steps in every candidate way, interleaved, and the fastest
-wins if it beats the default (no XLA, loop) by `MIN_GAIN`. A model whose
-unrolled backward pass would hold gigabytes of extra gradients (xxlarge)
-stays in the loop; a step under `MIN_MEASURED_STEP_GFLOP` (a tiny model) and
-a multi-worker run (whose workers could measure apart)
-takes the defaults. The probe takes
-tens of seconds on a CPU, once per run: the run saves the choice (its
-settings file) and a resumed run reads it back. With `recompute` the layers
-stay in the loop, which is what makes recomputation save memory. On a TPU
-the step is always compiled and nothing is measured.
+wins if it beats the default (no XLA, loop; XLA on a GPU) by `MIN_GAIN`.
+The probe takes seconds to a minute or so on a CPU, once per run: the run
+saves the choice (its settings file) and a resumed run reads it back.
+
+With `recompute` the layers stay in the loop, which is what makes
+recomputation save memory, and so does a model whose unrolled backward pass
+would hold gigabytes of extra gradients (xlarge, xxlarge). A step under
+`MIN_MEASURED_STEP_GFLOP` (a tiny model) and a multi-worker run (whose
+workers could measure apart) take the defaults. On a TPU the step is always
+compiled.
 """
 
 import dataclasses
@@ -25,6 +26,7 @@ import time
 
 from albert_tf.training.devices import resolve_precision
 from albert_tf.training.settings import LAYER_EXECUTIONS
+
 # A candidate must be this much faster per step than the default to be chosen:
 # a shared machine's noise should not flip the choice.
 MIN_GAIN = 0.05
@@ -34,7 +36,8 @@ PROBE_MAX_BATCH = 4
 PROBE_MAX_LENGTH = 128
 PROBE_STEPS = 3
 # `auto` does not unroll a model whose unrolled backward pass would hold more
-# than this in extra copies of shared weights' gradients (xlarge: 4.6 GB, xxlarge: 8.9 GB).
+# than this in extra copies of shared weights' gradients (xlarge: 4.6 GB,
+# xxlarge: 8.9 GB).
 UNROLL_MAX_GRADIENT_BYTES = 2 * 2**30
 # Smaller training steps (GFLOP, at the run's batch shape) take the defaults:
 # the probe would cost more than the choice could save (tiny test models).
