@@ -88,11 +88,13 @@ def start_run(settings, settings_file, config=None):
     that saved a checkpoint), so
     that a resumed run never switches between float32 and bfloat16 half-way
     (on a CPU `auto` measures, and a busy machine could measure otherwise).
-    config: the model's `AlbertConfig`, which XLA and layer execution are
-    measured on (`albert_tf.training.execution`); without it they take the
-    device's defaults. The chief saves the resolved settings there, once it holds the folder: a
+    The chief saves the resolved settings there, once it holds the folder: a
     second run on a busy `output_dir` is refused naming the first
     (`io_utils.hold_folder`).
+
+    config: the model's `AlbertConfig`, which XLA and layer execution are
+    measured on (`albert_tf.training.execution`); without it they take the
+    device's defaults.
     """
     if is_chief(settings.strategy):
         hold_folder(settings.output_dir, "--output_dir")
