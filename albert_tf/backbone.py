@@ -39,6 +39,9 @@ class AlbertBackbone(keras.Model):
         dtype: a Keras dtype policy (or its name), e.g. "mixed_bfloat16".
         recompute: recompute the encoder's layers in the backward pass instead
             of keeping their activations (see `AlbertEncoder`).
+        unroll: run the encoder's layers unrolled instead of in a loop (see
+            `AlbertEncoder`; not with `recompute`). The same weights and
+            numbers either way.
 
     Example:
     >>> config = AlbertConfig(vocabulary_size=11, num_layers=3, num_heads=2,
@@ -52,7 +55,7 @@ class AlbertBackbone(keras.Model):
     ((3, 7, 6), (3, 6))
     """
 
-    def __init__(self, config, dtype=None, recompute=False, **kwargs):
+    def __init__(self, config, dtype=None, recompute=False, unroll=False, **kwargs):
         if not isinstance(config, AlbertConfig):
             raise TypeError(f"config must be an AlbertConfig, got {type(config).__name__}")
         # === Layers ===
@@ -64,7 +67,7 @@ class AlbertBackbone(keras.Model):
             initializer_range=config.initializer_range,
             embedding_projection=config.embedding_projection, dtype=dtype, name="embeddings")
         self.encoder = AlbertEncoder(config, sharing_plan(config), recompute=recompute,
-                                     dtype=dtype, name="encoder")
+                                     unroll=unroll, dtype=dtype, name="encoder")
         self.pooler = keras.layers.Dense(
             config.hidden_dim, activation="tanh",
             kernel_initializer=kernel_initializer(config.initializer_range),
@@ -90,6 +93,7 @@ class AlbertBackbone(keras.Model):
         # === Config ===
         self.config = config
         self.recompute = recompute
+        self.unroll = unroll
 
     def call(self, inputs, training=None, mask=None):
         # A functional model maps a dict with extra keys onto its inputs by
@@ -105,24 +109,24 @@ class AlbertBackbone(keras.Model):
         `h_0` is the embedding output projected to `hidden_dim` (the first
         layer's input), `h_l` the output of layer `l` (its
         `num_inner_repetitions` blocks), `h_L` the `sequence_output`; each
-        `(batch_size, seq_length, hidden_dim)`. The layers run one by one,
-        outside the encoder's loops, so that each output can be kept (what
-        Hugging Face's `output_hidden_states` gives, and what
-        `albert_tf.hidden_states` measures).
+        `(batch_size, seq_length, hidden_dim)`. What Hugging Face's
+        `output_hidden_states` gives, and what `albert_tf.hidden_states`
+        measures: a call under `recording()`.
 
         inputs: a dict with the model's three inputs.
         """
         inputs = {k: ops.convert_to_tensor(inputs[k], "int32") for k in INPUT_NAMES}
-        x = self.embeddings(inputs["token_ids"], inputs["segment_ids"], training=False)
-        return [x] + self.encoder.layer_outputs(x, _attention_bias(inputs["padding_mask"]))
+        with self.recording() as record:
+            self(inputs, training=False)
+        return record.hidden_states
 
     @contextlib.contextmanager
     def recording(self):
         """Calls inside keep every layer's hidden states and attention
         distributions in the yielded `LayerRecord` (of the last call), in
         training as in inference: what distillation's intermediate losses
-        read. The layers run unrolled meanwhile (no encoder loop, no
-        recomputation), so a recorded call takes more memory.
+        and `hidden_states` read. The layers run unrolled meanwhile (no
+        encoder loop, no recomputation), so a recorded call takes more memory.
         """
         record = LayerRecord()
         self.encoder.recorder = record
@@ -147,7 +151,8 @@ class AlbertBackbone(keras.Model):
         # Keras' base config (name, trainable, dtype policy); not the
         # functional graph, which the constructor rebuilds.
         config = super().get_config()
-        config.update({"config": self.config.to_dict(), "recompute": self.recompute})
+        config.update({"config": self.config.to_dict(), "recompute": self.recompute,
+                       "unroll": self.unroll})
         return config
 
     @classmethod

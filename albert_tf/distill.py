@@ -34,7 +34,7 @@ cli.define_flags(DistillSettings, unset=settings_lib.RECIPE_FIELDS + ("data_dir"
 # What a student does not take from its teacher's run: where it goes, what
 # it starts from, and this machine's choices.
 NOT_INHERITED = ("output_dir", "init_checkpoint", "model", "vocab_file", "strategy", "tpu",
-                 "precision", "xla", "export", "do_predict",
+                 "precision", "xla", "layer_execution", "export", "do_predict",
                  # How the teacher's run was watched is not the student's recipe.
                  "eval_every", "keep_best", "best_metric", "early_stopping_patience",
                  "early_stopping_min_delta")

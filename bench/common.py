@@ -39,15 +39,22 @@ def run_json(script, *args, python=None, timeout=3600):
     return json.loads(lines[-1])
 
 
-def keras_hub_albert_base_classifier(num_classes=2):
-    """keras-hub's `AlbertTextClassifier` on an albert-base-sized backbone (random
-    weights, no preprocessor), the peer model of the benchmarks."""
+# albert-base's shape, and a smaller one (a quarter of the FLOPs per token) for
+# quick side-by-side comparisons on a busy machine.
+SIZES = {
+    "base": dict(vocabulary_size=30000, num_layers=12, num_heads=12, hidden_dim=768,
+                 intermediate_dim=3072, embedding_dim=128, max_sequence_length=512),
+    "small": dict(vocabulary_size=30000, num_layers=12, num_heads=6, hidden_dim=384,
+                  intermediate_dim=1536, embedding_dim=128, max_sequence_length=512),
+}
+
+
+def keras_hub_albert_base_classifier(num_classes=2, size="base"):
+    """keras-hub's `AlbertTextClassifier` on an albert-base-sized backbone (or
+    `SIZES[size]`; random weights, no preprocessor), the peer model of the benchmarks."""
     import keras_hub as kh
 
-    backbone = kh.models.AlbertBackbone(
-        vocabulary_size=30000, num_layers=12, num_heads=12, num_groups=1,
-        num_inner_repetitions=1, embedding_dim=128, hidden_dim=768, intermediate_dim=3072,
-        max_sequence_length=512)
+    backbone = kh.models.AlbertBackbone(num_groups=1, num_inner_repetitions=1, **SIZES[size])
     return kh.models.AlbertTextClassifier(backbone=backbone, num_classes=num_classes,
                                           preprocessor=None)
 
@@ -85,3 +92,53 @@ def table(rows, columns):
     for r in rows:
         out.append("  ".join(str(r.get(c, "")).ljust(w) for c, w in zip(columns, widths)))
     return "\n".join(out)
+
+
+def fma_peak():
+    """This host's float32 FMA peak from the CPU's own description, and the
+    assumptions it rests on: cores x FMA pipes x lanes x 2 FLOPs x clock.
+
+    cores: the physical cores this process may run on (its CPUs over the
+    threads per core that /proc/cpuinfo lists); lanes: float32 lanes of the
+    widest vector FMA in the CPU flags (16 with avx512f, 8 with avx2 and fma,
+    4 else), capped by ONEDNN_MAX_CPU_ISA when that limits the kernels to
+    AVX2; pipes: 2 (Intel's server cores and AMD Zen have two FMA pipes;
+    Zen 4 runs AVX-512 on 256-bit pipes, counted as 8 lanes); clock: the
+    highest of cpufreq's maximum and /proc/cpuinfo's "cpu MHz" (turbo above it is
+    not counted). bfloat16 matrix units (AMX) are not counted: their peak is
+    far above this one.
+    """
+    info = {}
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if ":" in line:
+                    key, value = (p.strip() for p in line.split(":", 1))
+                    info.setdefault(key, value)
+    except OSError:
+        pass
+    flags = set(info.get("flags", "").split())
+    cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    siblings, cores_per_socket = int(info.get("siblings", 1)), int(info.get("cpu cores", 1))
+    threads_per_core = max(1, siblings // max(1, cores_per_socket))
+    cores = max(1, cpus // threads_per_core)
+    amd = "AMD" in info.get("vendor_id", "") + info.get("model name", "")
+    isa_cap = os.environ.get("ONEDNN_MAX_CPU_ISA", "").upper()
+    if "avx512f" in flags and not amd and not isa_cap.startswith("AVX2"):
+        lanes, isa = 16, "avx512f"
+    elif "avx2" in flags and "fma" in flags:
+        lanes, isa = 8, "avx2+fma" + (f" (ONEDNN_MAX_CPU_ISA={isa_cap})" if isa_cap else "")
+    else:
+        lanes, isa = 4, "sse"
+    mhz = float(info.get("cpu MHz", 0) or 0)
+    try:
+        with open("/sys/devices/system/cpu/cpu0/cpufreq/cpuinfo_max_freq") as f:
+            mhz = max(mhz, int(f.read()) / 1000)
+    except (OSError, ValueError):
+        pass
+    pipes = 2
+    gflops = cores * pipes * lanes * 2 * mhz / 1000
+    return {"fma_peak_gflops": round(gflops, 1),
+            "assumptions": f"{cores} cores x {pipes} FMA pipes (assumed) x {lanes} float32 "
+                           f"lanes ({isa}) x 2 FLOPs x {mhz / 1000:.2f} GHz (cpu MHz/cpufreq; "
+                           "no turbo; AMX not counted)"}

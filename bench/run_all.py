@@ -2,48 +2,102 @@
 
     make bench        # sets up .venv-bench (requirements + bench/requirements-bench.txt)
     python bench/run_all.py [--glue_dir=../shared/data/glue] [--skip=glue,memory]
+        [--rounds=3] [--size=small] [--impls=albert_tf,keras_hub_xla,albert_tf_xla_loop]
 
 Each measurement runs in its own process, one after the other, on the
-same machine in the same session: the ratios compare like with like.
+same machine in the same session: the ratios compare like with like. Each
+training row reports its model arithmetic (GFLOP/s, from
+`albert_tf.accounting`) as a fraction of the matmul benchmark and of the
+host's FMA peak (`common.fma_peak`, its assumptions printed).
 """
 
 import argparse
+import json
 import os
 
 from albert_tf import accounting
 from albert_tf.config import AlbertConfig
-from common import ROOT, machine, run_json, table
+from common import ROOT, SIZES, fma_peak, machine, run_json, table
 
 TRAIN_IMPLS = ("albert_tf", "albert_tf_fp32", "keras_hub", "keras_hub_xla", "keras_hub_bf16",
                "keras_hub_bf16_xla", "torch_fp32", "torch_bf16")
+# albert_tf with each execution fixed (--impls=...), to see what `auto` chose between.
+ALBERT_TF_VARIANTS = {
+    "albert_tf_loop": ["--impl=albert_tf", "--xla=off", "--layer_execution=loop"],
+    "albert_tf_unrolled": ["--impl=albert_tf", "--xla=off", "--layer_execution=unrolled"],
+    "albert_tf_xla_loop": ["--impl=albert_tf", "--xla=on", "--layer_execution=loop"],
+    "albert_tf_xla_unrolled": ["--impl=albert_tf", "--xla=on", "--layer_execution=unrolled"],
+}
+
+
+def _median_row(rows):
+    rows = sorted(rows, key=lambda r: r["train"])
+    row = dict(rows[len(rows) // 2])
+    row["forward"] = sorted(r["forward"] for r in rows)[len(rows) // 2]
+    row["train_range"] = f"{rows[0]['train']:.2f}-{rows[-1]['train']:.2f}"
+    return row
 
 
 def train_speed(args):
-    rows = [run_json("train_speed.py", f"--impl={impl}", f"--steps={args.steps}")
-            for impl in TRAIN_IMPLS]
+    impls = args.impls.split(",") if args.impls else list(TRAIN_IMPLS)
+    shape = [f"--steps={args.steps}", f"--size={args.size}", f"--batch={args.batch}",
+             f"--seq={args.seq}"]
+    runs = {impl: ALBERT_TF_VARIANTS.get(impl, [f"--impl={impl}"]) for impl in impls}
+    # Rounds of every implementation in turn (A B C A B C ...): a busy machine's
+    # load drifts, and each implementation meets all of it; the median round counts.
+    measured = {impl: [] for impl in impls}
+    for _ in range(args.rounds):
+        for impl, extra in runs.items():
+            measured[impl].append(run_json("train_speed.py", *extra, f"--label={impl}", *shape))
+            print(json.dumps(measured[impl][-1]), flush=True)
+    rows = [_median_row(measured[impl]) for impl in impls]
     by = {r["impl"]: r for r in rows}
     peak = run_json("matmul_peak.py")
+    fma = fma_peak()
     flops = 3 * accounting.total(accounting.component_costs(
-        AlbertConfig.preset("albert_base"), 128)).flops_per_token * 128
-    best_peer = max((r for r in rows if not r["impl"].startswith("albert_tf")),
-                    key=lambda r: r["train"])
+        AlbertConfig(**SIZES[args.size]), args.seq)).flops_per_token * args.seq
+    peers = [r for r in rows if not r["impl"].startswith("albert_tf")]
+    best_peer = max(peers, key=lambda r: r["train"]) if peers else None
+    best_forward = max(peers, key=lambda r: r["forward"]) if peers else None
     for r in rows:
         bf16 = "bf16" in r["policy"]
-        r["train_vs_keras_hub"] = round(r["train"] / by["keras_hub"]["train"], 2)
-        r["train_vs_best_peer"] = round(r["train"] / best_peer["train"], 2)
-        r["peak_fraction"] = round(r["train"] * flops / 1e9 / peak[
+        gflops = r["train"] * flops / 1e9
+        if "keras_hub" in by:
+            r["train_vs_keras_hub"] = round(r["train"] / by["keras_hub"]["train"], 2)
+        if best_peer:
+            r["train_vs_best_peer"] = round(r["train"] / best_peer["train"], 2)
+            r["forward_vs_best_peer"] = round(r["forward"] / best_forward["forward"], 2)
+        r["train_gflops"] = round(gflops, 1)
+        r["matmul_fraction"] = round(gflops / peak[
             "bfloat16_gflops" if bf16 else "float32_gflops"], 2)
+        r["fma_peak_fraction"] = round(gflops / fma["fma_peak_gflops"], 2)
         r["train"], r["forward"] = round(r["train"], 2), round(r["forward"], 2)
-    print(f"matmul peak (GFLOP/s): {peak}; best peer: {best_peer['impl']}")
-    print(table(rows, ["impl", "policy", "xla", "train", "forward", "train_vs_keras_hub",
-                       "train_vs_best_peer", "peak_fraction"]))
-    return {"train_speed": rows, "matmul_peak": peak, "best_peer": best_peer["impl"]}
+    print(f"shape: size={args.size}, batch {args.batch}, length {args.seq}, {args.steps} steps, "
+          f"median of {args.rounds} interleaved round(s); {flops / 1e9:.1f} GFLOP per training "
+          "example")
+    print(f"matmul benchmark (GFLOP/s): {peak}")
+    print(f"FMA peak: {fma['fma_peak_gflops']} GFLOP/s = {fma['assumptions']}")
+    if best_peer:
+        print(f"best peer: {best_peer['impl']} (training), {best_forward['impl']} (forward)")
+    print(table(rows, ["impl", "policy", "xla", "layers", "train", "train_range", "forward",
+                       "train_vs_keras_hub", "train_vs_best_peer", "forward_vs_best_peer",
+                       "train_gflops", "matmul_fraction", "fma_peak_fraction"]))
+    return {"train_speed": rows, "matmul_peak": peak, "fma_peak": fma,
+            "best_peer": best_peer and best_peer["impl"]}
 
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--glue_dir", default=os.path.join(ROOT, "..", "shared", "data", "glue"))
     parser.add_argument("--steps", type=int, default=10)
+    parser.add_argument("--rounds", type=int, default=1,
+                        help="interleaved rounds of the training benchmark (median reported)")
+    parser.add_argument("--impls", default="",
+                        help=f"comma-separated training rows (default: {','.join(TRAIN_IMPLS)}; "
+                        f"also {','.join(ALBERT_TF_VARIANTS)})")
+    parser.add_argument("--size", default="base", choices=sorted(SIZES))
+    parser.add_argument("--batch", type=int, default=8)
+    parser.add_argument("--seq", type=int, default=128)
     parser.add_argument("--skip", default="", help="comma-separated: train,glue,serving,memory")
     args = parser.parse_args()
     skip = set(args.skip.split(","))

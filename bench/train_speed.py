@@ -1,21 +1,21 @@
 """Training and forward throughput of albert-base (random weights), one setting per process.
 
     python bench/train_speed.py --impl=albert_tf [--batch=8] [--seq=128] [--steps=10]
+        [--size=base|small] [--precision=auto] [--xla=auto] [--layer_execution=auto]
 
 impl: albert_tf (its default settings: what `finetune` picks on this
 device), albert_tf_fp32, keras_hub (AlbertTextClassifier, its defaults),
 keras_hub_xla (float32, XLA), keras_hub_bf16 (mixed_bfloat16, no XLA), keras_hub_bf16_xla,
 torch_fp32 / torch_bf16 (transformers AlbertForSequenceClassification,
 bf16 by CPU autocast). Prints one JSON line: examples/s for a training step
-and for a forward pass.
+and for a forward pass. --size=small is a narrower model (hidden 384, 12
+layers) for quicker comparisons; --precision, --xla and --layer_execution
+are albert_tf's settings of the same names (auto: what a run would choose).
 """
 
 import argparse
 
-from common import emit, keras_hub_albert_base_classifier, timed
-
-BASE = dict(vocabulary_size=30000, num_layers=12, num_heads=12, hidden_dim=768,
-            intermediate_dim=3072, embedding_dim=128, max_sequence_length=512)
+from common import SIZES, emit, keras_hub_albert_base_classifier, timed
 
 
 def _data(batch, seq):
@@ -26,19 +26,24 @@ def _data(batch, seq):
             rng.integers(0, 2, batch).astype("int32"))
 
 
-def albert_tf(batch, seq, steps, precision="auto", xla="auto"):
+def albert_tf(batch, seq, steps, size="base", precision="auto", xla="auto",
+              layer_execution="auto"):
     import tensorflow as tf
 
     from albert_tf.backbone import AlbertBackbone
     from albert_tf.config import AlbertConfig
     from albert_tf.models import AlbertClassifier
-    from albert_tf.training.devices import make_strategy, resolve_precision
+    from albert_tf.training.devices import make_strategy
+    from albert_tf.training.execution import resolve_execution
     from albert_tf.training.optimizers import create_optimizer
 
     strategy = make_strategy("auto")
-    policy, jit = resolve_precision(precision, xla, strategy)
+    config = AlbertConfig(**SIZES[size])
+    execution = resolve_execution(precision, xla, layer_execution, strategy, config=config,
+                                  batch_size=batch, seq_length=seq)
+    policy, jit = execution.policy, execution.jit
     with strategy.scope():
-        model = AlbertClassifier(AlbertBackbone(AlbertConfig(**BASE), dtype=policy), 2)
+        model = AlbertClassifier(AlbertBackbone(config, dtype=policy, unroll=execution.unroll), 2)
         model.compile(optimizer=create_optimizer("adamw", 1e-5, 10_000, 100), jit_compile=jit)
     tokens, labels = _data(batch, seq)
     x = {"token_ids": tokens, "segment_ids": 0 * tokens, "padding_mask": 1 + 0 * tokens}
@@ -47,18 +52,19 @@ def albert_tf(batch, seq, steps, precision="auto", xla="auto"):
     model.make_train_function()
     train = lambda: model.train_function(iterator)  # noqa: E731
     forward = tf.function(lambda x: model(x, training=False)["logits"])
-    return {"policy": policy, "xla": jit,
+    return {"policy": policy, "xla": jit, "layers": "unrolled" if execution.unroll else "loop",
+            "chose_in_s": round(execution.seconds, 1),
             "train": batch / timed(lambda: float(train()["loss"].numpy().ravel()[0]), steps),
             "forward": batch / timed(lambda: forward(x).numpy(), steps)}
 
 
-def keras_hub(batch, seq, steps, policy=None, jit="auto"):
+def keras_hub(batch, seq, steps, size="base", policy=None, jit="auto"):
     import keras
     import tensorflow as tf
 
     if policy:
         keras.mixed_precision.set_global_policy(policy)
-    model = keras_hub_albert_base_classifier()
+    model = keras_hub_albert_base_classifier(size=size)
     model.compile(jit_compile=jit)  # keras-hub's own optimizer, loss and metrics
     tokens, labels = _data(batch, seq)
     x = {"token_ids": tokens, "segment_ids": 0 * tokens, "padding_mask": 1 + 0 * tokens}
@@ -71,14 +77,17 @@ def keras_hub(batch, seq, steps, policy=None, jit="auto"):
             "forward": batch / timed(lambda: forward(x).numpy(), steps)}
 
 
-def torch_hf(batch, seq, steps, bf16=False):
+def torch_hf(batch, seq, steps, size="base", bf16=False):
     import contextlib
 
     import torch
     from transformers import AlbertConfig, AlbertForSequenceClassification
 
-    config = AlbertConfig(vocab_size=30000, embedding_size=128, hidden_size=768,
-                          num_hidden_layers=12, num_attention_heads=12, intermediate_size=3072,
+    dims = SIZES[size]
+    config = AlbertConfig(vocab_size=dims["vocabulary_size"], embedding_size=dims["embedding_dim"],
+                          hidden_size=dims["hidden_dim"], num_hidden_layers=dims["num_layers"],
+                          num_attention_heads=dims["num_heads"],
+                          intermediate_size=dims["intermediate_dim"],
                           hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.0,
                           classifier_dropout_prob=0.1, num_labels=2)
     model = AlbertForSequenceClassification(config)
@@ -106,14 +115,14 @@ def torch_hf(batch, seq, steps, bf16=False):
 
 
 IMPLS = {
-    "albert_tf": lambda b, s, n, p="auto", x="auto": albert_tf(b, s, n, p, x),
-    "albert_tf_fp32": lambda b, s, n, p="fp32", x="auto": albert_tf(b, s, n, p, x),
-    "keras_hub": lambda b, s, n: keras_hub(b, s, n),
-    "keras_hub_xla": lambda b, s, n: keras_hub(b, s, n, "float32", True),
-    "keras_hub_bf16": lambda b, s, n: keras_hub(b, s, n, "mixed_bfloat16", False),
-    "keras_hub_bf16_xla": lambda b, s, n: keras_hub(b, s, n, "mixed_bfloat16", True),
-    "torch_fp32": lambda b, s, n: torch_hf(b, s, n),
-    "torch_bf16": lambda b, s, n: torch_hf(b, s, n, bf16=True),
+    "albert_tf": albert_tf,
+    "albert_tf_fp32": lambda *a, precision="auto", **k: albert_tf(*a, precision="fp32", **k),
+    "keras_hub": keras_hub,
+    "keras_hub_xla": lambda *a: keras_hub(*a, "float32", True),
+    "keras_hub_bf16": lambda *a: keras_hub(*a, "mixed_bfloat16", False),
+    "keras_hub_bf16_xla": lambda *a: keras_hub(*a, "mixed_bfloat16", True),
+    "torch_fp32": torch_hf,
+    "torch_bf16": lambda *a: torch_hf(*a, bf16=True),
 }
 
 
@@ -123,11 +132,16 @@ def main():
     parser.add_argument("--batch", type=int, default=8)
     parser.add_argument("--seq", type=int, default=128)
     parser.add_argument("--steps", type=int, default=10)
+    parser.add_argument("--size", choices=sorted(SIZES), default="base")
     parser.add_argument("--precision", default="auto", help="albert_tf: auto|fp32|bf16|fp16")
     parser.add_argument("--xla", default="auto", help="albert_tf: auto|on|off")
+    parser.add_argument("--layer_execution", default="auto", help="albert_tf: auto|loop|unrolled")
+    parser.add_argument("--label", help="the row's name (default: --impl)")
     args = parser.parse_args()
-    extra = (args.precision, args.xla) if args.impl == "albert_tf" else ()
-    emit({"impl": args.impl, **IMPLS[args.impl](args.batch, args.seq, args.steps, *extra)})
+    extra = dict(precision=args.precision, xla=args.xla,
+                 layer_execution=args.layer_execution) if args.impl.startswith("albert_tf") else {}
+    emit({"impl": args.label or args.impl,
+          **IMPLS[args.impl](args.batch, args.seq, args.steps, args.size, **extra)})
 
 
 if __name__ == "__main__":

@@ -150,13 +150,16 @@ def unrolled_encoder(encoder, x, attention_bias):
     return x
 
 
-@pytest.mark.parametrize("recompute", [False, True])
-@pytest.mark.parametrize("sharing", [
-    {}, {"num_groups": 2}, {"num_groups": 2, "num_inner_repetitions": 2}, {"sharing": "attention"},
-    {"sharing": "none"}])
-def test_encoder_loop_equals_unrolled_layers(sharing, recompute):
+SHARINGS = ({}, {"num_groups": 2}, {"num_groups": 2, "num_inner_repetitions": 2},
+            {"sharing": "attention"}, {"sharing": "none"})
+
+
+@pytest.mark.parametrize("sharing, execution", [
+    *((s, {}) for s in SHARINGS), *((s, {"recompute": True}) for s in SHARINGS),
+    ({}, {"unroll": True}), ({"num_groups": 2, "num_inner_repetitions": 2}, {"unroll": True})])
+def test_encoder_loop_equals_unrolled_layers(sharing, execution):
     config = tiny_config(num_layers=4, initializer_range=0.3, **sharing)
-    encoder = AlbertBackbone(config, recompute=recompute).encoder
+    encoder = AlbertBackbone(config, **execution).encoder
     rng = np.random.default_rng(1)
     x = tf.constant(rng.normal(size=(BATCH, SEQ, 6)), "float32")
     bias = tf.constant(-1e4 * (rng.random((BATCH, 1, 1, SEQ)) < 0.3), "float32")
@@ -213,3 +216,15 @@ def test_recomputation_gives_the_same_gradients(sharing):
     with pytest.raises(ValueError,
                        match=r"recomputation \(recompute=True, --recompute\) needs dropout=0"):
         AlbertBackbone(tiny_config(dropout=0.1), recompute=True)
+    with pytest.raises(ValueError, match=r"recomputation .* cannot be unrolled"):
+        AlbertBackbone(tiny_config(), recompute=True, unroll=True)
+
+
+def test_unrolled_layers_survive_a_keras_round_trip(tmp_path):
+    model = AlbertBackbone(tiny_config(num_layers=3), unroll=True)
+    path = str(tmp_path / "unrolled.keras")
+    model.save(path)
+    loaded = keras.saving.load_model(path)
+    assert loaded.unroll and loaded.encoder.unroll
+    x = tiny_inputs()
+    np.testing.assert_allclose(loaded(x)["pooled_output"], model(x)["pooled_output"], atol=1e-6)

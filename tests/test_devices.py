@@ -30,3 +30,16 @@ def test_bf16_speedup_is_measured_once_per_process():
 def test_bad_settings_name_the_field(precision, xla, field):
     with pytest.raises(ValueError, match=field):
         devices.resolve_precision(precision, xla, CPU)
+
+
+@pytest.mark.parametrize("cap, usable", [(None, True), ("AVX2", False), ("avx512_core", False),
+                                         ("AVX512_CORE_BF16", True), ("AVX512_CORE_AMX", True)])
+def test_a_onednn_isa_cap_below_bf16_leaves_no_bf16(monkeypatch, cap, usable):
+    monkeypatch.setattr(devices, "_cpu_flags", lambda: "flags : fpu avx2 avx512_bf16 amx_bf16")
+    if cap is None:
+        monkeypatch.delenv("ONEDNN_MAX_CPU_ISA", raising=False)
+    else:
+        monkeypatch.setenv("ONEDNN_MAX_CPU_ISA", cap)
+    assert devices.cpu_has_bf16() == usable
+    monkeypatch.setattr(devices, "_cpu_flags", lambda: "flags : fpu avx2 fma")
+    assert not devices.cpu_has_bf16()

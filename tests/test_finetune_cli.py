@@ -14,9 +14,9 @@ def test_helpfull_documents_every_flag():
     result = cli.run(MODULE, "--helpfull", timeout=60)
     assert "Traceback" not in result.stderr  # absl exits with 1 after help
     for flag in ("--task", "--init_checkpoint", "--strategy", "--precision", "--xla",
-                 "--accumulation_steps", "--checkpoint_every", "--demo", "--doc_stride",
-                 "--[no]recompute", "--num_epochs", "--warmup_proportion", "--eval_every",
-                 "--[no]keep_best", "--best_metric", "--early_stopping_patience",
+                 "--layer_execution", "--accumulation_steps", "--checkpoint_every", "--demo",
+                 "--doc_stride", "--[no]recompute", "--num_epochs", "--warmup_proportion",
+                 "--eval_every", "--[no]keep_best", "--best_metric", "--early_stopping_patience",
                  "--early_stopping_min_delta", "--seeds", "--kfold"):
         assert flag in result.stdout
 

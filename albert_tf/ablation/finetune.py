@@ -37,7 +37,7 @@ def finetune_settings(task, settings, model_dir, output_dir, seed):
         "train_steps": settings.finetune_steps, "batch_size": settings.finetune_batch_size,
         "learning_rate": settings.finetune_learning_rate,
         "max_seq_length": settings.finetune_max_seq_length, "precision": settings.precision,
-        "xla": "off", "strategy": "one_device", "seed": seed,
+        "xla": "off", "layer_execution": "loop", "strategy": "one_device", "seed": seed,
         "checkpoint_every": settings.finetune_steps,
         "log_every": max(1, settings.finetune_steps // 10)})
 

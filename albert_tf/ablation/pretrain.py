@@ -80,7 +80,8 @@ def pretrain_settings(settings, variant, data_folder, folder, steps):
         batch_size=settings.batch_size, train_steps=steps,
         warmup_steps=int(settings.warmup_fraction * steps),
         learning_rate=settings.learning_rate, optimizer=settings.optimizer,
-        precision=settings.precision, xla="off", strategy="one_device", seed=variant.seed,
+        precision=settings.precision, xla="off", layer_execution="loop", strategy="one_device",
+        seed=variant.seed,
         checkpoint_every=max(1, steps // 4), log_every=max(1, steps // 50),
         eval_batches=settings.eval_batches)
 

@@ -89,7 +89,8 @@ def load_weights(model, fmt, config, tensors, source, heads):
                      ", ".join(skipped[:8]) + (" ..." if len(skipped) > 8 else ""))
 
 
-def load_pretrained(path, with_heads=False, dtype=None, overrides=None, recompute=False):
+def load_pretrained(path, with_heads=False, dtype=None, overrides=None, recompute=False,
+                    unroll=False):
     """Loads an ALBERT checkpoint of any supported format.
 
     Args:
@@ -102,6 +103,7 @@ def load_pretrained(path, with_heads=False, dtype=None, overrides=None, recomput
             weights' shapes, e.g. `{"dropout": 0.1}` for fine-tuning.
         recompute: recompute the encoder's layers in the backward pass (see
             `AlbertBackbone`).
+        unroll: run the encoder's layers unrolled (see `AlbertBackbone`).
 
     Returns:
         An `AlbertBackbone`, or an `AlbertPretrainingModel` with `with_heads`.
@@ -113,7 +115,7 @@ def load_pretrained(path, with_heads=False, dtype=None, overrides=None, recomput
     fmt, config, tensors, source = read_checkpoint(path)
     if overrides:
         config = config.replace(**overrides)
-    model = AlbertBackbone(config, dtype=dtype, recompute=recompute)
+    model = AlbertBackbone(config, dtype=dtype, recompute=recompute, unroll=unroll)
     if with_heads:
         model = AlbertPretrainingModel(model)
     load_weights(model, fmt, config, tensors, source, with_heads)

@@ -13,6 +13,29 @@ longest example, so short GLUE sentences are not padded to 512.
 
 import numpy as np
 
+# With XLA every batch shape compiles once: (up to, step) of the lengths batches
+# are padded to. Multiples of 16 to 128, of 32 to 256, of 64 beyond: a batch is
+# padded by at most 1/8 to 1/4 of its length, and a run with max_seq_length 512
+# compiles at most 16 shapes (8 with 128). On MRPC (bench/length_buckets.py)
+# they keep 1.87x of length-aware batching's 1.99x fewer tokens than padding
+# every batch to 128 (multiples of 32 alone: 1.67x).
+XLA_LENGTH_STEPS = ((128, 16), (256, 32), (None, 64))
+
+
+def bucket_lengths(max_length, steps=XLA_LENGTH_STEPS):
+    """The lengths batches are padded to when each shape is compiled (XLA),
+    `max_length` the last.
+
+    >>> bucket_lengths(100), bucket_lengths(512)[6:]
+    ([16, 32, 48, 64, 80, 96, 100], [112, 128, 160, 192, 224, 256, 320, 384, 448, 512])
+    """
+    lengths, length = {max_length}, 0
+    for up_to, step in steps:
+        while length + step < max_length and (up_to is None or length + step <= up_to):
+            length += step
+            lengths.add(length)
+    return sorted(lengths)
+
 
 def padded_length(lengths, max_length, multiple=8, buckets=None):
     """The length a batch of examples with `lengths` is padded to.

@@ -67,11 +67,12 @@ class AlbertEncoder(keras.layers.Layer):
     """The transformer layers of ALBERT, with weight sharing per `config.sharing`.
 
     The attention and feed-forward modules of `albert_tf.sharing` are built
-    once, and a loop applies them layer after layer: each run of consecutive
-    layers made of the same modules (the whole stack with `sharing="all"`
-    and one group; each group's layers with grouped sharing) is one
-    `tf.while_loop`, whose backward pass sums the shared weights' gradients
-    as it goes (see `albert_tf.layers.repeat`). Each module's weights are
+    once, and `albert_tf.layers.repeat` applies them layer after layer: each
+    run of consecutive layers made of the same modules (the whole stack with
+    `sharing="all"` and one group; each group's layers with grouped sharing)
+    is one `repeat`, by default a `tf.while_loop`, whose backward pass sums
+    the shared weights' gradients as it goes (see `albert_tf.layers.repeat`);
+    with `unroll`, a Python loop. Each module's weights are
     cast to the compute dtype once per call of the encoder, not once per
     layer, and their gradients are summed in the compute dtype before one
     cast back.
@@ -80,20 +81,33 @@ class AlbertEncoder(keras.layers.Layer):
     recompute: recompute each block in the backward pass instead of keeping
         its activations (needs dropout 0: a recomputed block would draw new
         masks).
+    unroll: call the layers in a Python loop instead of a `tf.while_loop`
+        (`repeat`'s `unroll`): with XLA, faster on some CPUs, and the
+        gradients of shared weights are summed at the end (more memory).
+        Not with `recompute`.
+
+    While `recorder` holds a `LayerRecord` (`AlbertBackbone.recording`), a
+    call runs unrolled, without recomputation, and keeps every layer's
+    hidden states and attention distributions in it.
 
     Call arguments:
         x: `(batch_size, seq_length, hidden_dim)`.
         attention_bias: float `(batch_size, 1, 1, seq_length)`, see `SelfAttentionBlock`.
     """
 
-    def __init__(self, config, plan, recompute=False, **kwargs):
+    def __init__(self, config, plan, recompute=False, unroll=False, **kwargs):
         super().__init__(**kwargs)
+        if recompute and unroll:
+            raise ValueError("recomputation (recompute=True, --recompute) runs the layers in a "
+                             "loop: it cannot be unrolled (unroll=True, --layer_execution="
+                             "unrolled)")
         if recompute and (config.dropout or config.attention_dropout):
             raise ValueError("recomputation (recompute=True, --recompute) needs dropout=0 and "
                              "attention_dropout=0 (a recomputed layer would draw new masks), got "
                              f"{config.dropout} and {config.attention_dropout}")
         self.plan = plan
         self.recompute = recompute
+        self.unroll = unroll
         self.num_inner_repetitions = config.num_inner_repetitions
         self.hidden_dim = config.hidden_dim
         self.runs = layer_runs(plan, config.num_inner_repetitions)
@@ -128,45 +142,27 @@ class AlbertEncoder(keras.layers.Layer):
                 for run in self.runs]
 
     def call(self, x, attention_bias, training=None):
-        if self.recorder is not None:
-            return self._recorded_call(x, attention_bias, training)
+        record = self.recorder
+        if record is not None:
+            record.hidden_states.append(x)
         for run, weights in zip(self.runs, self._run_weights()):
-            layer = functools.partial(self._layer, run.calls, training=training)
-            x = repeat(layer, run.times, x, (attention_bias,), weights, self.recompute)
+            layer = functools.partial(self._layer, run.calls, training=training, record=record)
+            # A recording call runs unrolled: each layer's outputs are kept.
+            x = repeat(layer, run.times, x, (attention_bias,), weights,
+                       recompute=self.recompute and record is None,
+                       unroll=self.unroll or record is not None)
         return x  # (batch_size, seq_length, hidden_dim)
 
-    def layer_outputs(self, x, attention_bias, training=False):
-        """Every layer's output `[h_1, ..., h_L]`, each `(batch_size,
-        seq_length, hidden_dim)`: the layers called one by one, outside the
-        loops of `call`, so that each output can be kept."""
-        outputs = []
-        for run, weights in zip(self.runs, self._run_weights()):
-            for _ in range(run.times):
-                x = self._layer(run.calls, x, attention_bias, weights, training)
-                outputs.append(x)
-        return outputs
-
-    def _recorded_call(self, x, attention_bias, training):
-        """`call`, with the layers unrolled and each layer's input and output
-        hidden states and last attention distributions kept in `self.recorder`."""
-        record = self.recorder
-        record.hidden_states.append(x)
-        for run, weights in zip(self.runs, self._run_weights()):
-            for _ in range(run.times):
-                for call, w in zip(run.calls, weights):
-                    x, probs = self.attention_blocks[call.attention].call_with(
-                        w.attention, x, attention_bias, training, return_probs=True)
-                    x = self.ffn_blocks[call.ffn].call_with(w.ffn, x, training)
-                record.hidden_states.append(x)
-                record.attention_probs.append(probs)
-        return x
-
-    def _layer(self, calls, x, attention_bias, weights, training=None):
-        """One layer: its block `calls` in turn, with their `BlockWeights`."""
+    def _layer(self, calls, x, attention_bias, weights, training=None, record=None):
+        """One layer: its block `calls` in turn, with their `BlockWeights`;
+        its output and last attention distributions added to `record` if given."""
         for call, w in zip(calls, weights):
-            x = self.attention_blocks[call.attention].call_with(
-                w.attention, x, attention_bias, training)
+            x, probs = self.attention_blocks[call.attention].call_with(
+                w.attention, x, attention_bias, training, return_probs=True)
             x = self.ffn_blocks[call.ffn].call_with(w.ffn, x, training)
+        if record is not None:
+            record.hidden_states.append(x)
+            record.attention_probs.append(probs)
         return x
 
     def compute_output_shape(self, x_shape, attention_bias_shape=None):

@@ -8,8 +8,9 @@ recomputation, only each layer's input is kept for the backward pass.
 import tensorflow as tf
 
 
-def repeat(layer, times, x, constants, weights, recompute=False):
-    """`x = layer(x, *constants, weights)`, `times` times, in one `tf.while_loop`.
+def repeat(layer, times, x, constants, weights, recompute=False, unroll=False):
+    """`x = layer(x, *constants, weights)`, `times` times, in one `tf.while_loop`
+    (or, with `unroll`, in a Python loop: `times` copies of the layer in the graph).
 
     Unrolled, the backward pass of `times` calls would make `times` gradients
     for the shared weights and sum them with one `AddN` at the end (graph
@@ -29,11 +30,20 @@ def repeat(layer, times, x, constants, weights, recompute=False):
         recompute: keep only each call's input `x` and compute the call again
             in the backward pass (`layer` must then be deterministic and read
             no variables: everything it needs comes in as an argument).
+        unroll: call `layer` `times` times in a Python loop. XLA then
+            compiles (and fuses across) every layer, and `layer` may keep
+            Python side effects per call (recording each layer's output),
+            at the cost of the unrolled backward pass's memory (above).
+            Not with `recompute`, whose saving needs the loop.
     """
+    if recompute and unroll:
+        raise ValueError("repeat: recompute needs the loop (unroll=False)")
     if recompute:
         return _recomputed_repeat(layer, times, x, constants, weights)
-    if times == 1:
-        return layer(x, *constants, weights)
+    if unroll or times == 1:
+        for _ in range(times):
+            x = layer(x, *constants, weights)
+        return x
     _, x = _loop(lambda i, x: (i + 1, layer(x, *constants, weights)), (0, x), times)
     return x
 

@@ -33,19 +33,28 @@ def expand_files(patterns, what="--input_files"):
     return files
 
 
-def build_model(settings, policy, tokenizer=None):
-    """The pretraining model: from a checkpoint, grown from one, or new (sized to
-    `tokenizer`'s vocabulary when there is one)."""
-    if settings.init_checkpoint and not settings.init_from_group0:
-        return checkpoints.load_pretrained(settings.init_checkpoint, with_heads=True,
-                                           dtype=policy, recompute=settings.recompute)
+def new_model_config(settings, tokenizer=None):
+    """The `AlbertConfig` of a new model (not loaded from `--init_checkpoint`):
+    the preset or file of `--model`, sized to `tokenizer`'s vocabulary."""
     name = settings.model or DEFAULT_MODEL
     config = (AlbertConfig.preset(name) if name in preset_names()
               else AlbertConfig.from_json_file(name))
     if tokenizer is not None:
         config = config.replace(vocabulary_size=tokenizer.vocabulary_size)
+    return config
+
+
+def build_model(settings, policy, tokenizer=None):
+    """The pretraining model: from a checkpoint, grown from one, or new (sized to
+    `tokenizer`'s vocabulary when there is one)."""
+    unroll = settings.layer_execution == "unrolled"
+    if settings.init_checkpoint and not settings.init_from_group0:
+        return checkpoints.load_pretrained(settings.init_checkpoint, with_heads=True,
+                                           dtype=policy, recompute=settings.recompute,
+                                           unroll=unroll)
+    config = new_model_config(settings, tokenizer)
     model = AlbertPretrainingModel(AlbertBackbone(config, dtype=policy,
-                                                  recompute=settings.recompute))
+                                                  recompute=settings.recompute, unroll=unroll))
     if settings.init_from_group0:
         checkpoints.init_from_group0(model, settings.init_checkpoint)
     return model
@@ -130,7 +139,13 @@ def run_pretraining(settings, verbose=True):
     if settings.eval_files:
         expand_files(settings.eval_files, "--eval_files")
     tokenizer = load_tokenizer(settings.vocab_file, host=True) if settings.vocab_file else None
-    setup = start_run(settings, SETTINGS_FILE)
+    # The model XLA and layer execution are measured on (a checkpoint's is read for it).
+    config = None
+    if "auto" in (settings.xla, settings.layer_execution):
+        config = (checkpoints.read_checkpoint(settings.init_checkpoint)[1]
+                  if settings.init_checkpoint and not settings.init_from_group0
+                  else new_model_config(settings, tokenizer))
+    setup = start_run(settings, SETTINGS_FILE, config)
     settings, strategy = setup.settings, setup.strategy
     with strategy.scope():
         model = build_model(settings, setup.policy, tokenizer)

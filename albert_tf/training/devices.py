@@ -57,13 +57,24 @@ BF16_MIN_SPEEDUP = 1.25
 
 
 def cpu_has_bf16():
-    """Whether this CPU has bfloat16 matrix instructions (x86 AMX or AVX512-BF16)."""
+    """Whether this CPU has bfloat16 matrix instructions (x86 AMX or AVX512-BF16)
+    that oneDNN may use: `ONEDNN_MAX_CPU_ISA` (or `DNNL_MAX_CPU_ISA`) set to an
+    instruction set without them (AVX2, AVX512_CORE, ...) leaves none."""
+    cap = (os.environ.get("ONEDNN_MAX_CPU_ISA") or os.environ.get("DNNL_MAX_CPU_ISA") or
+           "ALL").upper()
+    if not any(name in cap for name in ("ALL", "DEFAULT", "BF16", "FP16", "AMX", "AVX10")):
+        return False
+    flags = _cpu_flags()
+    return "amx_bf16" in flags or "avx512_bf16" in flags
+
+
+def _cpu_flags():
+    """/proc/cpuinfo's text ("" where there is none)."""
     try:
         with open("/proc/cpuinfo", encoding="utf-8") as f:
-            flags = f.read()
+            return f.read()
     except OSError:
-        return False
-    return "amx_bf16" in flags or "avx512_bf16" in flags
+        return ""
 
 
 @functools.lru_cache(maxsize=None)

@@ -16,7 +16,7 @@ import numpy as np
 from albert_tf import checkpoints, extras, lora
 from albert_tf.backbone import AlbertBackbone
 from albert_tf.config import AlbertConfig, preset_names, read_json
-from albert_tf.data import padded_length
+from albert_tf.data import bucket_lengths, padded_length
 from albert_tf.data.features import cache_key, cached
 from albert_tf.io_utils import atomic_file
 from albert_tf.progress import Progress
@@ -69,7 +69,8 @@ def build_model(task, settings, policy, config, checkpoint, head=None, new_run=T
     saved head config to build the head from (see `Task.build_model`);
     `new_run`: False for a run resumed from its checkpoint (nothing to warn about)."""
     config = config.replace(dropout=settings.dropout, attention_dropout=settings.dropout)
-    backbone = AlbertBackbone(config, dtype=policy, recompute=settings.recompute)
+    backbone = AlbertBackbone(config, dtype=policy, recompute=settings.recompute,
+                              unroll=settings.layer_execution == "unrolled")
     model = task.build_model(backbone, settings, head)
     if checkpoint is None:
         if new_run:
@@ -125,7 +126,9 @@ class Run:
                       if settings.init_checkpoint else None)
         config = self._check(checkpoint)
         resumed = has_progress(settings.output_dir)
-        self.setup = start_run(settings, SETTINGS_FILE)
+        self.setup = start_run(settings, SETTINGS_FILE,
+                               config.replace(dropout=settings.dropout,
+                                              attention_dropout=settings.dropout))
         self.settings = settings = self.setup.settings
         if verbose and self.setup.chief:
             print(f"device: {self.setup.describe()}", flush=True)
@@ -139,8 +142,7 @@ class Run:
         if settings.lora_rank and verbose and self.setup.chief:
             print(lora.size_report(self.model, settings.lora_rank), flush=True)
         # XLA compiles once per shape: pad to a few bucket lengths, not to multiples of 8.
-        buckets = sorted({min(b, settings.max_seq_length) for b in (64, 128, 256, 384, 512)}
-                         | {settings.max_seq_length}) if self.setup.jit else None
+        buckets = bucket_lengths(settings.max_seq_length) if self.setup.jit else None
         if settings.fixed_padding:
             buckets = [settings.max_seq_length]
         self.batch_length = lambda lengths: padded_length(

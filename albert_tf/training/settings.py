@@ -10,7 +10,7 @@ text and allowed values make the flags and the validation.
 Fine-tuning resolves one override path: field defaults -> the task's recipe
 (configs/) -> an optional JSON config file -> command-line flags. The
 resolved settings are saved as `settings.json` in the output folder, with the
-precision and XLA choice that `auto` made on this machine, which is what a
+precision, XLA and layer execution choice that `auto` made on this machine, which is what a
 resumed run reads back.
 """
 
@@ -26,6 +26,7 @@ from albert_tf.training.run_folder import SETTINGS_FILE, has_progress  # noqa: F
 STRATEGIES = ("auto", "one_device", "mirrored", "multi_worker", "tpu")
 PRECISIONS = ("auto", "fp32", "bf16", "fp16")
 XLA_CHOICES = ("auto", "on", "off")
+LAYER_EXECUTIONS = ("auto", "loop", "unrolled")
 OPTIMIZERS = ("adamw", "lamb")
 DEFAULT_MODEL = "albert_base"
 RECIPE_FIELDS = ("learning_rate", "batch_size", "train_steps", "warmup_steps",
@@ -78,8 +79,14 @@ class TrainingSettings(Settings):
     precision: str = setting("auto", "Mixed precision; auto picks the fastest measured for the "
                              "device (and the run keeps that choice when resumed).",
                              choices=PRECISIONS)
-    xla: str = setting("auto", "XLA compilation; auto: on for GPUs and TPUs.",
+    xla: str = setting("auto", "XLA compilation; auto: on for TPUs, else measured with "
+                       "--layer_execution at the start of the run (and kept when resumed).",
                        choices=XLA_CHOICES)
+    layer_execution: str = setting(
+        "auto", "How the encoder runs its layers: in a loop (less memory: shared weights' "
+        "gradients summed as it goes) or unrolled (XLA fuses across layers); auto measures "
+        "both with XLA on and off on a probe of the model and keeps the fastest; --recompute "
+        "keeps the loop.", choices=LAYER_EXECUTIONS)
     # Checkpoints and logging.
     checkpoint_every: int = setting(500, "Save a resumable checkpoint every N updates.",
                                     rule=POSITIVE)
@@ -98,6 +105,8 @@ class TrainingSettings(Settings):
              f"<= train_steps={self.train_steps}"),
             ("batch_size", self.batch_size % self.accumulation_steps == 0,
              f"divisible by accumulation_steps={self.accumulation_steps}"),
+            ("layer_execution", not (self.recompute and self.layer_execution == "unrolled"),
+             "loop or auto with --recompute (recomputation runs the layers in a loop)"),
         )
 
     @classmethod
@@ -194,7 +203,7 @@ RESUMABLE = ("strategy", "tpu", "log_every", "do_eval", "do_predict", "export",
 # still resumes training with --output_dir alone.
 INVOCATION_ONLY = ("do_train",)
 # Settings whose "auto" is resolved at the start of a run and saved resolved.
-AUTO_RESOLVED = ("precision", "xla")
+AUTO_RESOLVED = ("precision", "xla", "layer_execution")
 
 
 def resolve(task, overrides, config_file=None):
@@ -290,7 +299,7 @@ def resume_conflicts(saved, given):
     """Fields where `given` (explicit settings) contradicts the saved run.
 
     Paths are compared by what they point to; "auto" for a setting saved
-    resolved (precision, XLA) agrees with the saved choice; settings in
+    resolved (precision, XLA, layer execution) agrees with the saved choice; settings in
     `RESUMABLE` may change.
     """
     conflicts = {}

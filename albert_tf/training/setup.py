@@ -12,8 +12,8 @@ import os
 import keras
 
 from albert_tf.io_utils import hold_folder
-from albert_tf.training.devices import (is_chief, make_strategy, precision_name,
-                                        resolve_precision, worker_index)
+from albert_tf.training.devices import is_chief, make_strategy, precision_name, worker_index
+from albert_tf.training.execution import resolve_execution
 from albert_tf.training.optimizers import create_optimizer
 from albert_tf.training.run_folder import has_progress
 from albert_tf.training.settings import AUTO_RESOLVED, INVOCATION_ONLY, load_saved
@@ -23,11 +23,13 @@ from albert_tf.training.settings import AUTO_RESOLVED, INVOCATION_ONLY, load_sav
 class RunSetup:
     """What `start_run` decided.
 
-    settings: the run's settings with `precision` and `xla` resolved (never "auto").
+    settings: the run's settings with `precision`, `xla` and `layer_execution`
+        resolved (never "auto").
     strategy: the `tf.distribute.Strategy`.
     policy: the Keras dtype policy name ("float32", "mixed_bfloat16", ...).
     jit: whether the training step is compiled with XLA.
     worker: None on the chief (or a single-machine run), else this worker's index.
+    execution: the `albert_tf.training.execution.Execution` (with what was measured).
     """
 
     settings: object
@@ -35,6 +37,12 @@ class RunSetup:
     policy: str
     jit: bool
     worker: int | None
+    execution: object = None
+
+    @property
+    def unroll(self):
+        """Whether the encoder's layers run unrolled (else in a loop)."""
+        return self.settings.layer_execution == "unrolled"
 
     @property
     def chief(self):
@@ -58,17 +66,22 @@ class RunSetup:
         return model
 
     def describe(self):
-        """One line: devices, strategy, replicas, precision and XLA."""
+        """One line: devices, strategy, replicas, precision, XLA and layer execution
+        (with the measurements behind an `auto` choice)."""
         import tensorflow as tf
 
         gpus = tf.config.list_logical_devices("GPU")
         devices = f"{len(gpus)} GPU(s)" if gpus else "CPU"
-        return (f"{devices}, {type(self.strategy).__name__} with {self.replicas} replica(s), "
-                f"precision {self.policy}, XLA {'on' if self.jit else 'off'}")
+        line = (f"{devices}, {type(self.strategy).__name__} with {self.replicas} replica(s), "
+                f"precision {self.policy}, XLA {'on' if self.jit else 'off'}, layers "
+                f"{self.settings.layer_execution}")
+        if self.execution is not None and self.execution.timings:
+            line += " " + self.execution.measurements()
+        return line
 
 
-def start_run(settings, settings_file):
-    """Seeds, builds the strategy and resolves precision and XLA.
+def start_run(settings, settings_file, config=None):
+    """Seeds, builds the strategy and resolves precision, XLA and layer execution.
 
     A setting left at "auto" takes the choice saved in
     `<output_dir>/<settings_file>` by an earlier start of the same run (one
@@ -78,6 +91,10 @@ def start_run(settings, settings_file):
     The chief saves the resolved settings there, once it holds the folder: a
     second run on a busy `output_dir` is refused naming the first
     (`io_utils.hold_folder`).
+
+    config: the model's `AlbertConfig`, which XLA and layer execution are
+    measured on (`albert_tf.training.execution`); without it they take the
+    device's defaults.
     """
     if is_chief(settings.strategy):
         hold_folder(settings.output_dir, "--output_dir")
@@ -86,11 +103,20 @@ def start_run(settings, settings_file):
     if saved is not None:
         settings = settings.replace(**{name: getattr(saved, name) for name in AUTO_RESOLVED
                                        if getattr(settings, name) == "auto"})
-    keras.utils.set_random_seed(settings.seed)
     strategy = make_strategy(settings.strategy, settings.tpu)
-    policy, jit = resolve_precision(settings.precision, settings.xla, strategy)
-    settings = settings.replace(precision=precision_name(policy), xla="on" if jit else "off")
-    setup = RunSetup(settings, strategy, policy, jit, worker_index(strategy))
+    micro_batch = settings.batch_size // settings.accumulation_steps
+    execution = resolve_execution(
+        settings.precision, settings.xla, settings.layer_execution, strategy, config=config,
+        recompute=settings.recompute,
+        batch_size=max(1, micro_batch // strategy.num_replicas_in_sync),
+        seq_length=settings.max_seq_length)
+    # After measuring: the probe's models drew from the random state.
+    keras.utils.set_random_seed(settings.seed)
+    settings = settings.replace(precision=precision_name(execution.policy),
+                                xla="on" if execution.jit else "off",
+                                layer_execution=execution.layer_execution)
+    setup = RunSetup(settings, strategy, execution.policy, execution.jit, worker_index(strategy),
+                     execution)
     if setup.chief:
         os.makedirs(settings.output_dir, exist_ok=True)
         kept = {} if saved is None else {name: getattr(saved, name) for name in INVOCATION_ONLY

@@ -1,0 +1,229 @@
+"""How a training step runs: precision, XLA and how the encoder's layers run.
+
+`resolve_execution` turns the `--precision`, `--xla` and `--layer_execution`
+settings into an `Execution`. Precision is chosen as
+`albert_tf.training.devices.resolve_precision` does. Whether the step is
+compiled with XLA and whether the shared layers run in a `tf.while_loop` or
+unrolled depend on the CPU's instruction set and kernels, so where either is
+`auto` they are measured: a short probe of the run's model (its own
+configuration, each group cut to a few layers, its batch shape capped) is
+trained a few steps in every candidate way, interleaved, and the fastest
+wins if it beats the default (no XLA, loop; XLA on a GPU) by `MIN_GAIN`.
+The probe takes seconds to a minute or so on a CPU, once per run: the run
+saves the choice (its settings file) and a resumed run reads it back.
+
+With `recompute` the layers stay in the loop, which is what makes
+recomputation save memory, and so does a model whose unrolled backward pass
+would hold gigabytes of extra gradients (xlarge, xxlarge). A step under
+`MIN_MEASURED_STEP_GFLOP` (a tiny model) and a multi-worker run (whose
+workers could measure apart) take the defaults. On a TPU the step is always
+compiled.
+"""
+
+import dataclasses
+import logging
+import time
+
+from albert_tf.training.devices import resolve_precision
+from albert_tf.training.settings import LAYER_EXECUTIONS
+
+# A candidate must be this much faster per step than the default to be chosen:
+# a shared machine's noise should not flip the choice.
+MIN_GAIN = 0.05
+# The probe: layers kept per group, and the largest batch shape it trains.
+PROBE_LAYERS_PER_GROUP = 2
+PROBE_MAX_BATCH = 4
+PROBE_MAX_LENGTH = 128
+PROBE_STEPS = 3
+# `auto` does not unroll a model whose unrolled backward pass would hold more
+# than this in extra copies of shared weights' gradients (xlarge: 4.6 GB,
+# xxlarge: 8.9 GB).
+UNROLL_MAX_GRADIENT_BYTES = 2 * 2**30
+# Smaller training steps (GFLOP, at the run's batch shape) take the defaults:
+# the probe would cost more than the choice could save (tiny test models).
+MIN_MEASURED_STEP_GFLOP = 10.0
+
+
+@dataclasses.dataclass(frozen=True)
+class Candidate:
+    """One way to run the step."""
+
+    jit: bool
+    unroll: bool
+
+    @property
+    def name(self):
+        return f"XLA {'on' if self.jit else 'off'}, layers {'unrolled' if self.unroll else 'loop'}"
+
+
+@dataclasses.dataclass(frozen=True)
+class Execution:
+    """What `resolve_execution` decided.
+
+    policy: the Keras dtype policy name; jit: XLA on; unroll: the encoder's
+    layers unrolled (else in a loop).
+    timings: `((candidate name, seconds per probe step), ...)` when measured.
+    seconds: the time the measurement took (0 when nothing was measured).
+    """
+
+    policy: str
+    jit: bool
+    unroll: bool
+    timings: tuple = ()
+    seconds: float = 0.0
+
+    @property
+    def layer_execution(self):
+        return "unrolled" if self.unroll else "loop"
+
+    def describe(self):
+        """One line: the choice, and the measurements it rests on."""
+        line = (f"precision {self.policy}, XLA {'on' if self.jit else 'off'}, layers "
+                f"{self.layer_execution}")
+        return f"{line} {self.measurements()}".rstrip()
+
+    def measurements(self):
+        """"(measured in ... s, per probe step: ...)", or "" when nothing was measured."""
+        if not self.timings:
+            return ""
+        measured = "; ".join(f"{name} {seconds * 1e3:.0f} ms" for name, seconds in self.timings)
+        return f"(measured in {self.seconds:.0f} s, per probe step: {measured})"
+
+
+def candidates(xla, layer_execution, recompute):
+    """The ways to run the step that the settings leave open, the default first.
+
+    xla: "auto", "on" or "off"; layer_execution: one of LAYER_EXECUTIONS;
+    recompute: recomputation keeps the loop.
+    """
+    if layer_execution not in LAYER_EXECUTIONS:
+        raise ValueError(f"layer_execution must be one of {LAYER_EXECUTIONS}, "
+                         f"got {layer_execution!r}")
+    if recompute and layer_execution == "unrolled":
+        raise ValueError("--recompute runs the layers in a loop: it cannot be combined with "
+                         "--layer_execution=unrolled")
+    jits = (False, True) if xla == "auto" else (xla == "on",)
+    unrolls = ((False,) if recompute or layer_execution == "loop" else
+               (True,) if layer_execution == "unrolled" else (False, True))
+    return [Candidate(jit, unroll) for jit in jits for unroll in unrolls]
+
+
+def unrolled_gradient_bytes(config):
+    """The float32 bytes of the shared weights' gradients that an unrolled
+    backward pass makes beyond the loop's running sums: one per block call,
+    less one per stored module (see `albert_tf.layers.repeat`)."""
+    from albert_tf.sharing import sharing_plan
+
+    plan = sharing_plan(config)
+    h, i = config.hidden_dim, config.intermediate_dim
+    attention, ffn = 4 * h * h + 6 * h, 2 * h * i + i + 3 * h  # kernels, biases, LayerNorm
+    return 4 * ((plan.num_calls - plan.num_attention_modules) * attention
+                + (plan.num_calls - plan.num_ffn_modules) * ffn)
+
+
+def step_gflop(config, batch_size, seq_length):
+    """A training step's model arithmetic in GFLOP (3x the forward pass,
+    `albert_tf.accounting`)."""
+    from albert_tf import accounting
+
+    forward = accounting.total(accounting.component_costs(config, seq_length)).flops_per_token
+    return 3 * forward * batch_size * seq_length / 1e9
+
+
+def choose(timings, min_gain=MIN_GAIN):
+    """The chosen candidate of `timings` (`[(Candidate, seconds per step), ...]`,
+    the default first): the fastest if it beats the default by `min_gain`."""
+    default, default_seconds = timings[0]
+    best, best_seconds = min(timings, key=lambda t: t[1])
+    return best if best_seconds < (1 - min_gain) * default_seconds else default
+
+
+def probe_config(config):
+    """`config` with each group cut to `PROBE_LAYERS_PER_GROUP` layers."""
+    per_group = config.num_layers // config.num_groups
+    return config.replace(num_layers=config.num_groups * min(per_group, PROBE_LAYERS_PER_GROUP))
+
+
+def measure(config, policy, options, batch_size, seq_length, steps=PROBE_STEPS):
+    """Seconds per training step of a classifier on `probe_config(config)` for
+    each `Candidate` of `options`, the best of `steps` steps, the candidates'
+    steps interleaved (so that a busy machine slows them alike).
+
+    Models and data are random and nothing is kept; building them draws from
+    Keras' global random state, so a run seeds after measuring.
+    """
+    import numpy as np
+    import tensorflow as tf
+
+    from albert_tf.backbone import AlbertBackbone
+    from albert_tf.models import AlbertClassifier
+    from albert_tf.training.optimizers import create_optimizer
+
+    batch, length = min(batch_size, PROBE_MAX_BATCH), min(seq_length, PROBE_MAX_LENGTH)
+    config = probe_config(config)
+    rng = np.random.default_rng(0)
+    tokens = rng.integers(0, config.vocabulary_size, (batch, length)).astype("int32")
+    x = {"token_ids": tokens, "segment_ids": np.zeros_like(tokens),
+         "padding_mask": np.ones_like(tokens)}
+    y = {"label": rng.integers(0, 2, batch).astype("int32")}
+    steps_of = []
+    for option in options:
+        model = AlbertClassifier(AlbertBackbone(config, dtype=policy, unroll=option.unroll), 2)
+        model.compile(optimizer=create_optimizer("adamw", 1e-5, 1000, 10), jit_compile=option.jit)
+        iterator = iter(tf.data.Dataset.from_tensors((x, y)).repeat())
+        model.make_train_function()
+        step = (lambda model, iterator: lambda: model.train_function(iterator)["loss"].numpy())(
+            model, iterator)
+        step()  # traces (and compiles)
+        step()
+        steps_of.append(step)
+    best = [float("inf")] * len(options)
+    for _ in range(steps):
+        for i, step in enumerate(steps_of):
+            start = time.perf_counter()
+            step()
+            best[i] = min(best[i], time.perf_counter() - start)
+    return list(zip(options, best))
+
+
+def resolve_execution(precision, xla, layer_execution, strategy, config=None, recompute=False,
+                      batch_size=8, seq_length=128, measure_fn=None):
+    """The `Execution` of a run with these settings.
+
+    precision, xla, layer_execution: the settings (each may be "auto").
+    strategy: the run's `tf.distribute.Strategy` (None: this host's device).
+    config: the model's `AlbertConfig`, needed to measure (without it, the
+        defaults: no XLA on a CPU, loop).
+    batch_size, seq_length: the run's per-replica batch shape (the probe's is
+        capped at `PROBE_MAX_BATCH` x `PROBE_MAX_LENGTH`).
+    measure_fn: a function like `measure` (the default), e.g. a test's.
+    """
+    import tensorflow as tf
+
+    policy, default_jit = resolve_precision(precision, xla, strategy)
+    if layer_execution == "auto" and config is not None and \
+            unrolled_gradient_bytes(config) > UNROLL_MAX_GRADIENT_BYTES:
+        layer_execution = "loop"
+    # The device's default first: what is kept unless another is clearly faster.
+    options = sorted(candidates(xla, layer_execution, recompute),
+                     key=lambda o: o.jit != default_jit)
+    on_tpu = isinstance(strategy, tf.distribute.TPUStrategy)
+    if on_tpu:
+        options = [o for o in options if o.jit] or options
+    # Workers measuring apart could choose apart: a multi-worker run takes the defaults.
+    multi_worker = isinstance(strategy, tf.distribute.MultiWorkerMirroredStrategy)
+    small = config is not None and \
+        step_gflop(config, batch_size, seq_length) < MIN_MEASURED_STEP_GFLOP
+    if len(options) == 1 or config is None or small or on_tpu or multi_worker:
+        chosen = options[0]
+        return Execution(policy, chosen.jit, chosen.unroll)
+    start = time.perf_counter()
+    device = "/gpu:0" if tf.config.list_logical_devices("GPU") else "/cpu:0"
+    with tf.device(device):
+        timings = (measure_fn or measure)(config, policy, options, batch_size, seq_length)
+    seconds = time.perf_counter() - start
+    chosen = choose(timings)
+    execution = Execution(policy, chosen.jit, chosen.unroll,
+                          tuple((o.name, s) for o, s in timings), seconds)
+    logging.info("chose %s", execution.describe())
+    return execution

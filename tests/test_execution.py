@@ -1,0 +1,139 @@
+"""How a training step runs: the measured choice of XLA and layer execution, its
+record in the run folder, and the length buckets of a compiled step."""
+
+import json
+
+import numpy as np
+import pytest
+
+from albert_tf.config import AlbertConfig
+from albert_tf.data import bucket_lengths, padded_length, train_batches
+from albert_tf.training import devices, execution
+from albert_tf.training.execution import Candidate, candidates, choose, resolve_execution
+from albert_tf.training.settings import SETTINGS_FILE, FinetuneSettings
+from albert_tf.training.setup import start_run
+from helpers import tiny_config
+
+LOOP, UNROLLED = Candidate(False, False), Candidate(False, True)
+XLA_LOOP, XLA_UNROLLED = Candidate(True, False), Candidate(True, True)
+
+
+def test_candidates_are_what_the_settings_leave_open_the_default_first():
+    assert candidates("auto", "auto", False) == [LOOP, UNROLLED, XLA_LOOP, XLA_UNROLLED]
+    assert candidates("off", "auto", False) == [LOOP, UNROLLED]
+    assert candidates("on", "unrolled", False) == [XLA_UNROLLED]
+    assert candidates("auto", "loop", False) == [LOOP, XLA_LOOP]
+    # Recomputation saves memory only in the loop.
+    assert candidates("auto", "auto", True) == [LOOP, XLA_LOOP]
+    with pytest.raises(ValueError, match="--recompute .* --layer_execution=unrolled"):
+        candidates("auto", "unrolled", True)
+    with pytest.raises(ValueError, match="layer_execution must be one of"):
+        candidates("auto", "sideways", False)
+
+
+def test_the_fastest_is_chosen_only_when_clearly_faster_than_the_default():
+    assert choose([(LOOP, 1.0), (UNROLLED, 0.9), (XLA_LOOP, 0.7)]) == XLA_LOOP
+    # Within the noise of a busy machine the default stays.
+    assert choose([(LOOP, 1.0), (UNROLLED, 0.97), (XLA_LOOP, 0.99)]) == LOOP
+    assert choose([(LOOP, 1.0), (XLA_UNROLLED, 1.5)]) == LOOP
+
+
+def fake_measure(seconds, calls=None):
+    """A `measure` that reports `seconds[candidate]` and records what it was asked."""
+
+    def measure(config, policy, options, batch_size, seq_length):
+        if calls is not None:
+            calls.append((config, policy, list(options), batch_size, seq_length))
+        return [(o, seconds[o]) for o in options]
+
+    return measure
+
+
+def test_resolve_execution_measures_the_open_choices_and_keeps_the_timings(monkeypatch):
+    monkeypatch.setattr(devices, "cpu_bf16_speedup", lambda: 0.0)
+    calls = []
+    seconds = {LOOP: 1.0, UNROLLED: 0.95, XLA_LOOP: 0.8, XLA_UNROLLED: 0.6}
+    base = AlbertConfig.preset("albert_base")
+    got = resolve_execution("auto", "auto", "auto", None, config=base, batch_size=16,
+                            seq_length=64, measure_fn=fake_measure(seconds, calls))
+    assert (got.policy, got.jit, got.unroll, got.layer_execution) == (
+        "float32", True, True, "unrolled")
+    assert [name for name, _ in got.timings] == [
+        "XLA off, layers loop", "XLA off, layers unrolled", "XLA on, layers loop",
+        "XLA on, layers unrolled"]
+    assert "XLA on, layers unrolled" in got.describe() and "600 ms" in got.describe()
+    (config, policy, options, batch, length), = calls
+    assert (policy, batch, length) == ("float32", 16, 64)
+    # With recomputation only the loop is measured, and given settings are not measured.
+    got = resolve_execution("fp32", "auto", "auto", None, config=base, recompute=True,
+                            measure_fn=fake_measure(seconds, calls))
+    assert (got.jit, got.unroll) == (True, False) and calls[-1][2] == [LOOP, XLA_LOOP]
+    got = resolve_execution("fp32", "off", "unrolled", None, config=base,
+                            measure_fn=fake_measure(seconds, calls))
+    assert (got.jit, got.unroll, got.timings, len(calls)) == (False, True, (), 2)
+    # A tiny model's step is not worth measuring: the defaults.
+    got = resolve_execution("fp32", "auto", "auto", None, config=tiny_config(),
+                            measure_fn=fake_measure(seconds, calls))
+    assert (got.jit, got.unroll, got.timings, len(calls)) == (False, False, (), 2)
+    # A model whose unrolled gradients would take gigabytes stays in the loop.
+    xxlarge = AlbertConfig.preset("albert_xxlarge")
+    assert execution.unrolled_gradient_bytes(xxlarge) > 8e9
+    assert execution.unrolled_gradient_bytes(xxlarge.replace(sharing="none")) == 0
+    got = resolve_execution("fp32", "auto", "auto", None, config=xxlarge,
+                            measure_fn=fake_measure(seconds, calls))
+    assert calls[-1][2] == [LOOP, XLA_LOOP] and not got.unroll
+    # Without a model to measure: the device's defaults (on a CPU no XLA, the loop).
+    got = resolve_execution("fp32", "auto", "auto", None)
+    assert (got.jit, got.unroll, got.timings) == (False, False, ())
+
+
+def test_the_choice_is_saved_in_the_run_folder_logged_and_kept_on_resume(tmp_path,
+                                                                        monkeypatch):
+    monkeypatch.setattr(devices, "cpu_bf16_speedup", lambda: 0.0)
+    settings = FinetuneSettings(task="rte", output_dir=str(tmp_path), strategy="one_device")
+    monkeypatch.setattr(execution, "measure", fake_measure(
+        {LOOP: 1.0, UNROLLED: 0.7, XLA_LOOP: 0.9, XLA_UNROLLED: 0.8}))
+    setup = start_run(settings, SETTINGS_FILE, AlbertConfig.preset("albert_base"))
+    assert (setup.jit, setup.unroll, setup.settings.layer_execution) == (False, True, "unrolled")
+    assert "layers unrolled (measured in" in setup.describe()
+    saved = json.loads((tmp_path / SETTINGS_FILE).read_text())
+    assert (saved["xla"], saved["layer_execution"]) == ("off", "unrolled")
+    # Resumed (a checkpoint exists) on a machine that now measures otherwise: kept.
+    (tmp_path / "checkpoints").mkdir()
+    (tmp_path / "checkpoints" / "checkpoint").write_text('model_checkpoint_path: "ckpt-1"\n')
+    monkeypatch.setattr(execution, "measure", fake_measure(
+        {LOOP: 1.0, UNROLLED: 1.0, XLA_LOOP: 0.5, XLA_UNROLLED: 1.0}))
+    resumed = start_run(settings, SETTINGS_FILE, AlbertConfig.preset("albert_base"))
+    assert (resumed.jit, resumed.unroll, resumed.execution.timings) == (False, True, ())
+
+
+def test_recompute_with_unrolled_layers_is_refused_naming_the_field():
+    with pytest.raises(ValueError, match="layer_execution"):
+        FinetuneSettings(task="rte", output_dir="x", recompute=True, layer_execution="unrolled")
+
+
+def test_measure_times_each_candidate_on_a_probe_of_the_model():
+    config = tiny_config(num_layers=6, num_groups=2)
+    assert execution.probe_config(config).num_layers == 4  # 2 groups of 2 layers
+    timings = execution.measure(config, "float32", [LOOP, UNROLLED], 3, 9, steps=1)
+    assert [o for o, _ in timings] == [LOOP, UNROLLED]
+    assert all(np.isfinite(s) and s > 0 for _, s in timings)
+
+
+def test_xla_buckets_bound_the_compiled_shapes_and_keep_length_aware_batching():
+    rng = np.random.default_rng(0)
+    # A GLUE-like length distribution: most pairs short, a tail to the cut.
+    lengths = np.minimum(128, rng.lognormal(3.7, 0.4, 4000).astype(int) + 3)
+    buckets = bucket_lengths(128)
+    assert buckets == [16, 32, 48, 64, 80, 96, 112, 128]
+    batches = train_batches(lengths, 32, 400, seed=1)
+    widths = [padded_length(lengths[b], 128, buckets=buckets) for b in batches]
+    assert set(widths) <= set(buckets) and len(set(widths)) <= 128 // 16
+    assert all(w >= lengths[b].max() for w, b in zip(widths, batches))
+    # Most of length-aware batching's saving over padding to 128 is kept.
+    unbucketed = [padded_length(lengths[b], 128) for b in batches]
+    fixed = 128 * len(batches)
+    assert fixed / sum(widths) > 0.9 * fixed / sum(unbucketed) > 1.5
+    # Longer inputs: coarser steps, at most 16 shapes to 512.
+    assert len(bucket_lengths(512)) == 16 and bucket_lengths(512)[-3:] == [384, 448, 512]
+    assert bucket_lengths(16) == [16] and bucket_lengths(10) == [10]
