@@ -2,10 +2,12 @@
 
 One worker takes the oldest waiting request and adds every other waiting
 request of the same signature (and version) while the batch has room
-(`max_batch_size` rows), waiting up to `batch_timeout_ms` for more when it
-is not full; it then calls the signature once, in a thread (TensorFlow
-releases the GIL, so the event loop keeps reading requests meanwhile), and
-gives each request its own rows of the outputs. Signatures whose rows do not
+(`max_batch_size` rows), waiting for more when it is not full until
+`batch_timeout_ms` after that oldest request arrived (as TF Serving's
+`batch_timeout_micros`: a request that waited while the model ran the previous
+batch does not wait again); it then calls the signature once, in a thread
+(TensorFlow releases the GIL, so the event loop keeps reading requests
+meanwhile), and gives each request its own rows of the outputs. Signatures whose rows do not
 line up across requests (`versions.Signature.batchable`) run one request a
 call, through the same queue.
 
@@ -29,6 +31,7 @@ class QueueFull(RuntimeError):
 class _Waiting:
     def __init__(self, key, call, arrays, rows, future):
         self.key, self.call, self.arrays, self.rows, self.future = key, call, arrays, rows, future
+        self.arrived = time.monotonic()
 
 
 class Batcher:
@@ -44,7 +47,7 @@ class Batcher:
         self.timeout = batch_timeout_ms / 1000
         self.on_batch = on_batch or (lambda rows: None)
         self._waiting = collections.deque()
-        self._arrived = asyncio.Event()
+        self._wake = None  # the worker's future while it waits for requests
         self._executor = concurrent.futures.ThreadPoolExecutor(1, "model")
         self._worker = None
 
@@ -69,8 +72,22 @@ class Batcher:
                             f"(--max_queue_size={self.max_queue_size}); retry later")
         future = asyncio.get_running_loop().create_future()
         self._waiting.append(_Waiting(key, call, arrays, rows, future))
-        self._arrived.set()
+        if self._wake is not None and not self._wake.done():
+            self._wake.set_result(None)
         return future
+
+    async def _arrival(self, timeout=None):
+        """Returns when a request is submitted, or after `timeout` seconds (None: never)."""
+        loop = asyncio.get_running_loop()
+        self._wake = loop.create_future()
+        timer = None if timeout is None else loop.call_later(
+            timeout, lambda wake: wake.done() or wake.set_result(None), self._wake)
+        try:
+            await self._wake
+        finally:
+            self._wake = None
+            if timer is not None:
+                timer.cancel()
 
     async def _run(self):
         loop = asyncio.get_running_loop()
@@ -96,13 +113,12 @@ class Batcher:
     async def _next_batch(self):
         """The oldest live request and the live ones of its key that fit beside it."""
         while not self._live_head():
-            self._arrived.clear()
-            await self._arrived.wait()
+            await self._arrival()
         first = self._waiting.popleft()
         batch, rows = [first], first.rows
         if first.key is None:
             return batch
-        deadline = time.monotonic() + self.timeout
+        deadline = first.arrived + self.timeout
         while True:
             for w in list(self._waiting):
                 if w.key == first.key and rows + w.rows <= self.max_batch_size:
@@ -113,11 +129,7 @@ class Batcher:
             left = deadline - time.monotonic()
             if rows >= self.max_batch_size or left <= 0:
                 return batch
-            self._arrived.clear()
-            try:
-                await asyncio.wait_for(self._arrived.wait(), left)
-            except asyncio.TimeoutError:
-                pass
+            await self._arrival(left)
 
     def _live_head(self):
         """Drops the requests given up on (their deadline passed) from the front."""

@@ -1,0 +1,95 @@
+"""The server's batcher, in-process on numpy arrays (no model, no HTTP): requests that
+wait together share one call, each gets its own rows back, a batch waits for more
+only until `batch_timeout_ms` after its oldest request arrived, the queue is bounded."""
+
+import asyncio
+import time
+
+import numpy as np
+import pytest
+
+from albert_tf.serving.batching import Batcher, QueueFull
+
+
+def _doubling(calls, seconds=0.0):
+    def call(arrays):
+        calls.append(len(arrays["x"]))
+        time.sleep(seconds)  # the model's time, in the batcher's thread
+        return {"y": arrays["x"] * 2}
+    return call
+
+
+def _run(coroutine):
+    return asyncio.run(coroutine)
+
+
+def test_requests_waiting_together_share_a_call_and_get_their_own_rows():
+    async def main():
+        calls = []
+        batcher = Batcher(max_batch_size=8, batch_timeout_ms=50, max_queue_size=10)
+        batcher.start()
+        call = _doubling(calls)
+        futures = [batcher.submit("k", call, {"x": np.arange(i, i + n)}, n)
+                   for i, n in ((0, 1), (10, 3), (20, 2))]
+        unshared = batcher.submit(None, call, {"x": np.array([7])}, 1)
+        answers = await asyncio.gather(*futures, unshared)
+        await batcher.stop()
+        return calls, [a["y"].tolist() for a in answers]
+
+    calls, answers = _run(main())
+    assert calls == [6, 1]
+    assert answers == [[0], [20, 22, 24], [40, 42], [14]]
+
+
+def test_a_batch_is_cut_at_max_batch_size_rows():
+    async def main():
+        calls = []
+        batcher = Batcher(max_batch_size=4, batch_timeout_ms=1000, max_queue_size=10)
+        batcher.start()
+        call = _doubling(calls)
+        start = time.monotonic()
+        futures = [batcher.submit("k", call, {"x": np.array([i, i])}, 2) for i in range(3)]
+        await asyncio.gather(*futures)
+        await batcher.stop()
+        return calls, time.monotonic() - start
+
+    calls, seconds = _run(main())
+    # Two full-size requests run at once; the third waits for company up to the timeout.
+    assert calls == [4, 2] and 0.9 < seconds < 5
+
+
+def test_requests_that_waited_during_a_call_run_without_waiting_again():
+    async def main():
+        times = []
+
+        def call(arrays):
+            start = time.monotonic()
+            time.sleep(0.4 if arrays["x"][0] == 1 else 0)  # the first call takes 0.4 s
+            times.append((start, time.monotonic()))
+            return {"y": arrays["x"]}
+
+        batcher = Batcher(max_batch_size=32, batch_timeout_ms=300, max_queue_size=10)
+        batcher.start()
+        first = batcher.submit("k", call, {"x": np.array([1])}, 1)
+        await asyncio.sleep(0.4)  # the first batch (alone) runs from 0.3 s to 0.7 s
+        second = batcher.submit("k", call, {"x": np.array([2])}, 1)
+        await asyncio.gather(first, second)
+        await batcher.stop()
+        return times
+
+    (_, first_end), (second_start, _) = _run(main())
+    # The second request arrived while the first ran, 0.3 s before the first ended:
+    # it runs when the model is free, without waiting another 0.3 s for company.
+    assert second_start - first_end < 0.15
+
+
+def test_a_full_queue_refuses_at_once():
+    async def main():
+        batcher = Batcher(max_batch_size=1, batch_timeout_ms=0, max_queue_size=2)
+        call = _doubling([])
+        batcher.submit("k", call, {"x": np.array([1])}, 1)
+        batcher.submit("k", call, {"x": np.array([2])}, 1)
+        with pytest.raises(QueueFull, match="2 requests wait"):
+            batcher.submit("k", call, {"x": np.array([3])}, 1)
+
+    _run(main())
