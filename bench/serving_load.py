@@ -6,7 +6,8 @@ load of real and hostile requests.
                                  [--baseline_code=DIR] [--rounds=2]
 
 1. direct: the export's `serving_default` called in this process on batches of 32
-   MRPC dev pairs (pairs/s), measured before and after the server load;
+   MRPC dev pairs (pairs/s), measured before and after the server load; and on
+   batches of `--clients` (at most 32), the largest the clients can fill;
 2. server: `albert-tf serve` on 127.0.0.1, `--clients` threads each sending one
    pair a request, one request at a time (keep-alive): pairs/s, p50 and p99;
 3. mixed: the same clients for `--mixed_seconds` sending real pairs mixed with
@@ -75,9 +76,9 @@ def read_pairs(data_dir):
             for i in range(408)]
 
 
-def direct(root, pairs, seconds):
-    """`(pairs/s, CPU seconds a pair)` of `serving_default` on batches of 32, for about
-    `seconds`."""
+def direct(root, pairs, seconds, batch_size=32):
+    """`(pairs/s, CPU seconds a pair)` of `serving_default` on batches of `batch_size`,
+    for about `seconds`."""
     import tensorflow as tf
     import tensorflow_text  # noqa: F401
 
@@ -89,12 +90,12 @@ def direct(root, pairs, seconds):
         function(text_a=tf.constant([a for a, _ in batch]),
                  text_b=tf.constant([b for _, b in batch]))
 
-    call(pairs[:32])
+    call(pairs[:batch_size])
     done, start, cpu, i = 0, time.perf_counter(), cpu_seconds(), 0
     while time.perf_counter() - start < seconds:
-        batch = [pairs[(i + k) % len(pairs)] for k in range(32)]
+        batch = [pairs[(i + k) % len(pairs)] for k in range(batch_size)]
         call(batch)
-        done, i = done + 32, i + 32
+        done, i = done + batch_size, i + batch_size
     return done / (time.perf_counter() - start), (cpu_seconds() - cpu) / done
 
 
@@ -213,21 +214,35 @@ def cpu_seconds(pid=None, thread=None):
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
+def batch_rows(port):
+    """`(rows, calls)` of the model so far, from the server's /metrics."""
+    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+    connection.request("GET", "/metrics")
+    lines = dict(line.rsplit(" ", 1) for line in connection.getresponse().read().decode()
+                 .splitlines() if line.startswith("albert_tf_serve_batch_rows_"))
+    return (float(lines["albert_tf_serve_batch_rows_sum"]),
+            float(lines["albert_tf_serve_batch_rows_count"]))
+
+
 class Served:
     """One server under load, its answers and CPU seconds summed over the rounds."""
 
     def __init__(self, label, process, port):
         self.label, self.process, self.port = label, process, port
         self.results, self.elapsed = [], 0.0
-        self.server_cpu = self.loop_cpu = self.client_cpu = 0.0
+        self.server_cpu = self.loop_cpu = self.client_cpu = self.rows = self.calls = 0.0
 
     def load(self, pairs, clients, seconds):
         pid = self.process.pid
         server, loop, client = cpu_seconds(pid), cpu_seconds(pid, pid), cpu_seconds()
+        rows, calls = batch_rows(self.port)
         results, elapsed = load(self.port, "mrpc", pair_body(pairs), clients, seconds)
         self.server_cpu += cpu_seconds(pid) - server
         self.loop_cpu += cpu_seconds(pid, pid) - loop
         self.client_cpu += cpu_seconds() - client
+        rows_after, calls_after = batch_rows(self.port)
+        self.rows += rows_after - rows
+        self.calls += calls_after - calls
         self.results += results
         self.elapsed += elapsed
 
@@ -241,7 +256,8 @@ class Served:
                 "CPU ms a request": f"server {1000 * self.server_cpu / len(self.results):.2f} "
                                     f"(event loop {1000 * self.loop_cpu / len(self.results):.2f}"
                                     f"), client {1000 * self.client_cpu / len(self.results):.2f}",
-                "detail": f"{len(self.results) - len(ok)} not 200"}, rate, p50, p99
+                "detail": f"{self.rows / max(self.calls, 1):.1f} rows a call, "
+                          f"{len(self.results) - len(ok)} not 200"}, rate, p50, p99
 
 
 def percentile(values, q):
@@ -284,6 +300,9 @@ def main():
             for s in served:
                 s.load(pairs, args.clients, args.seconds / rounds)
         direct_after, cpu_after = direct(root, pairs, args.seconds / 2)
+        # The largest batch that clients sending one pair at a time can fill.
+        filled = min(args.clients, 32)
+        direct_filled, cpu_filled = direct(root, pairs, args.seconds / 4, filled)
         direct_cpu_per_pair = (cpu_before + cpu_after) / 2
         for s in served[1:]:
             s.process.terminate()
@@ -296,7 +315,10 @@ def main():
     direct_rate = (direct_before + direct_after) / 2
     rows = [{"what": "direct, batches of 32", "pairs/s": f"{direct_rate:.1f}", "ratio": "1",
              "p50, p99": "", "CPU ms a request": f"{1000 * direct_cpu_per_pair:.2f} a pair",
-             "detail": f"before {direct_before:.1f}, after {direct_after:.1f}"}]
+             "detail": f"before {direct_before:.1f}, after {direct_after:.1f}"},
+            {"what": f"direct, batches of {filled}", "pairs/s": f"{direct_filled:.1f}",
+             "ratio": f"{direct_filled / direct_rate:.2f}", "p50, p99": "",
+             "CPU ms a request": f"{1000 * cpu_filled:.2f} a pair", "detail": ""}]
     figures = {}
     for s in served:
         row, rate, p50, p99 = s.row(direct_rate, args.clients)
@@ -305,6 +327,7 @@ def main():
                             "p50_s": p50, "p99_s": p99,
                             "server_cpu_ms_per_request": 1000 * s.server_cpu / len(s.results),
                             "event_loop_cpu_ms_per_request": 1000 * s.loop_cpu / len(s.results),
+                            "rows_per_call": s.rows / max(s.calls, 1),
                             "client_cpu_ms_per_request": 1000 * s.client_cpu / len(s.results)}
     codes = {}
     for status, _, _ in mixed:
@@ -319,6 +342,8 @@ def main():
           f"{json.dumps(dict(sorted(codes.items())))}; undocumented 5xx: {bad}")
     print(f"SIGTERM: exit status {exit_status} after {exit_seconds:.1f} s")
     emit({"direct_pairs_per_s": direct_rate, "direct_cpu_ms_per_pair": 1000 * direct_cpu_per_pair,
+          f"direct_{filled}_pairs_per_s": direct_filled,
+          f"direct_{filled}_cpu_ms_per_pair": 1000 * cpu_filled,
           "server_pairs_per_s": this["server_pairs_per_s"], "ratio": this["ratio"],
           "p50_s": this["p50_s"], "p99_s": this["p99_s"], "servers": figures,
           "mixed_codes": codes, "undocumented_5xx": bad, "sigterm_exit": exit_status,

@@ -2,12 +2,14 @@
 
 One worker takes the oldest waiting request and adds every other waiting
 request of the same signature (and version) while the batch has room
-(`max_batch_size` rows), waiting for more when it is not full until
-`batch_timeout_ms` after that oldest request arrived (as TF Serving's
-`batch_timeout_micros`: a request that waited while the model ran the previous
-batch does not wait again); it then calls the signature once, in a thread
-(TensorFlow releases the GIL, so the event loop keeps reading requests
-meanwhile), and gives each request its own rows of the outputs. Signatures whose rows do not
+(`max_batch_size` rows), waiting up to `batch_timeout_ms` for more when it
+is not full; it then calls the signature once, in a thread (TensorFlow
+releases the GIL, so the event loop keeps reading requests meanwhile), and
+gives each request its own rows of the outputs. (The wait starts when the
+worker takes the oldest request, not when it arrived: with few clients, each
+sending its next request once answered, a request that waited through the
+previous call would otherwise run at once in a small batch, and a tiny
+model's calls cost more per row the smaller they are.) Signatures whose rows do not
 line up across requests (`versions.Signature.batchable`) run one request a
 call, through the same queue.
 
@@ -31,7 +33,6 @@ class QueueFull(RuntimeError):
 class _Waiting:
     def __init__(self, key, call, arrays, rows, future):
         self.key, self.call, self.arrays, self.rows, self.future = key, call, arrays, rows, future
-        self.arrived = time.monotonic()
 
 
 class Batcher:
@@ -118,7 +119,7 @@ class Batcher:
         batch, rows = [first], first.rows
         if first.key is None:
             return batch
-        deadline = first.arrived + self.timeout
+        deadline = time.monotonic() + self.timeout
         while True:
             for w in list(self._waiting):
                 if w.key == first.key and rows + w.rows <= self.max_batch_size:
