@@ -8,6 +8,7 @@ import json
 import os
 
 import numpy as np
+import pytest
 import tensorflow as tf
 
 import tasks
@@ -229,3 +230,23 @@ def token_model(vocabulary_size, tags, crf, seed):
     if crf:  # gentler transitions, so that emissions still pick tags other than O
         model.crf.transitions.assign(model.crf.transitions * 0.2)
     return model
+
+
+def assert_refuses_other_shapes(function, **inputs):
+    """`function` (a raw-text signature: a loaded one or a concrete function, neither
+    of which checks its inputs' shapes) answers `inputs` (one batch of at least 2
+    rows) and refuses, naming every input in order, the same inputs with a column
+    dimension of size 1 added (`[n]` as `[n, 1]`: each input alone and all of
+    them), as one row (`[1, n]`) and as a scalar."""
+    arrays = {k: np.asarray(v, dtype=object) for k, v in inputs.items()}
+    assert min(len(a) for a in arrays.values()) >= 2
+    function(**{k: tf.constant(a, tf.string) for k, a in arrays.items()})
+    pattern = "inputs must be one batch: " + ".*".join(arrays)
+    names = list(arrays)
+    variants = [{n: arrays[n][..., None]} for n in names]
+    variants += [{n: arrays[n][..., None] for n in names}, {names[0]: arrays[names[0]][None]},
+                 {names[0]: np.asarray(arrays[names[0]].flat[0], dtype=object)}]
+    for changed in variants:
+        bad = {k: tf.constant(changed.get(k, a), tf.string) for k, a in arrays.items()}
+        with pytest.raises(tf.errors.InvalidArgumentError, match=pattern):
+            function(**bad)

@@ -71,6 +71,12 @@ def test_encoded_signature_returns_the_raw_model_outputs(sst2):
     np.testing.assert_allclose(got["logits"].numpy(), model(inputs)["logits"], atol=1e-5)
 
 
+def test_text_inputs_that_are_not_one_batch_of_vectors_are_refused(sst2, stsb):
+    helpers.assert_refuses_other_shapes(helpers.signature(sst2[0]), text=SENTENCES[:2])
+    helpers.assert_refuses_other_shapes(helpers.signature(stsb[0]), text_a=SENTENCES[:2],
+                                        text_b=SECOND[:2])
+
+
 def test_export_layout_and_description(sst2):
     path, model_dir, _, settings, _ = sst2
     assert sorted(os.listdir(path)) == sorted(

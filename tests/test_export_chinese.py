@@ -79,6 +79,8 @@ def test_chinese_reading_comprehension_answers_with_offsets_into_the_context(tmp
     assert answers == [predictions[f"q{i}"] for i in range(len(QUESTIONS))]
     for answer, start, end in zip(answers, got["start"], got["end"]):
         assert answer and CONTEXT[start:end] == answer
+    helpers.assert_refuses_other_shapes(helpers.signature(version), question=QUESTIONS,
+                                        context=[CONTEXT] * len(QUESTIONS))
 
 
 def test_only_tensorflow_text_ops_come_from_outside_core_tensorflow(ocnli):

@@ -48,6 +48,11 @@ def test_answers_agree_with_the_host_pipeline(squad):
         assert CONTEXTS[i][got["start"][i]:got["end"][i]] == answer
 
 
+def test_inputs_that_are_not_one_batch_of_vectors_are_refused(squad):
+    helpers.assert_refuses_other_shapes(helpers.signature(squad[0]), question=QUESTIONS[:2],
+                                        context=CONTEXTS[:2])
+
+
 def test_v2_applies_the_runs_heldout_threshold(tmp_path_factory):
     fixture = helpers.exported(tmp_path_factory, "squad_v2")
     info = helpers.export_info(fixture[0])

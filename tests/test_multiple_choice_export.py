@@ -20,7 +20,7 @@ from albert_tf.config import AlbertConfig
 from albert_tf.export.multiple_choice import MultipleChoiceServing
 from albert_tf.models import AlbertMultipleChoice
 from conftest import FIXTURES
-from export_helpers import TINY, randomize
+from export_helpers import TINY, assert_refuses_other_shapes, randomize
 from tasks.multiple_choice import ChoiceExample, encode_choices
 
 SPM = os.path.join(FIXTURES, "spm", "albert_30k_clean.model")
@@ -96,6 +96,8 @@ def test_no_choice_empty_batches_and_invalid_utf8_have_a_defined_answer():
     with pytest.raises(tf.errors.InvalidArgumentError, match="context.*question.*choices"):
         module.serving_default(tf.constant(["c", "d"]), tf.constant(["q"]),
                                tf.constant([["a"], ["b"]]))
+    assert_refuses_other_shapes(module.signatures()["serving_default"], context=["c", "d"],
+                                question=["q", "r"], choices=[["a", "b"], ["", "e"]])
 
 
 FRESH_PROCESS = r"""

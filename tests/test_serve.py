@@ -7,9 +7,7 @@ the limits (body, rows, malformed JSON, inputs the signature refuses: 4xx, never
 (every accepted one answered, exit 0). The long mixed load is in test_serve_load.py.
 """
 
-import json
 import os
-import re
 import shutil
 import threading
 import time
@@ -20,13 +18,16 @@ import pytest
 pytest.importorskip("kserve", reason="albert-tf serve needs requirements-serve.txt installed")
 
 import export_helpers  # noqa: E402
+import serve_helpers  # noqa: E402
 from serve_helpers import HOSTILE, PAIRS, Server  # noqa: E402
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
 
 @pytest.fixture(scope="module")
 def served(tmp_path_factory):
-    version_dir = export_helpers.exported(tmp_path_factory, "mrpc")[0]
+    version_dir = export_helpers.exported(tmp_path_factory, "rte")[0]
     root = tmp_path_factory.mktemp("serve") / "rte"
     shutil.copytree(version_dir, root / "1")
     server = Server(str(root), "--max_batch_size=10", "--max_body_bytes=40000", "--poll_s=0.3")
@@ -64,38 +65,16 @@ def test_status_and_metadata_as_tf_serving_gives_them(served):
     assert server.get("/v1/models/rte/versions/7")[0] == 404
 
 
-def documented_requests():
-    """`(method, path, body or None)` of every curl in SERVING.md's deployment section,
-    and the status answer it shows."""
-    with open(os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
-                           "SERVING.md"),
-              encoding="utf-8") as f:
-        text = f.read()
-    section = text[text.index("### Deployment"):text.index("### A model server")]
-    calls = re.findall(r"curl -s (?:-X POST )?http://localhost:8501(\S+?)(?: -d '(.*?)')?\n",
-                       section, re.S)
-    status = json.loads(re.findall(r"```json\n(.*?)```", section, re.S)[0])
-    return [("POST" if body else "GET", path, body or None) for path, body in calls], status
-
-
-def test_the_documented_requests_are_valid_against_the_served_metadata(served):
-    server, _ = served
-    calls, documented_status = documented_requests()
-    assert [m for m, _, _ in calls] == ["GET", "GET", "POST", "POST"]
-    signatures = server.get("/v1/models/rte/metadata")[1]["metadata"]["signature_def"][
-        "signature_def"]
-    for method, path, body in calls:
-        status, answer = server.request(method, path, body)
-        assert status == 200, (path, answer)
-        if body is None and path.endswith("/rte"):
-            assert answer == documented_status
-        if body is not None:
-            request = json.loads(body)
-            signature = signatures[request.get("signature_name", "serving_default")]
-            rows = request.get("instances") or [request["inputs"]]
-            assert all(set(row) == set(signature["inputs"]) for row in rows)
-            got = answer["predictions"][0] if "predictions" in answer else answer["outputs"]
-            assert set(got) == set(signature["outputs"])
+def test_every_documented_rte_request_is_valid_and_answered(served):
+    server, version_dir = served
+    requests = serve_helpers.documented_requests(ROOT)
+    # The models the examples call; each served by a test (the others in test_serve_docs.py).
+    assert sorted({r.model for r in requests}) == ["c3", "ner", "rte", "squad_v2"]
+    rte = [r for r in requests if r.model == "rte"]
+    assert sorted(r.kind or "metadata" for r in rte) == [
+        "metadata", "model_version_status", "outputs", "outputs", "predictions"]
+    assert [r.answer is not None for r in rte].count(True) == 2  # status, columnar
+    serve_helpers.check_documented(server, rte, export_helpers.export_info(version_dir))
 
 
 def test_both_request_formats_answer_what_the_savedmodel_gives(served):

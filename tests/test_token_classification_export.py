@@ -11,7 +11,7 @@ from albert_tf.checkpoints import load_tokenizer
 from albert_tf.export.token_classification import (TokenClassifierServing,
                                                    graph_word_starts, word_starts)
 from conftest import FIXTURES
-from export_helpers import SPM, token_model
+from export_helpers import SPM, assert_refuses_other_shapes, token_model
 from tasks import tagging, token_features
 from tasks.token_data import TaggedExample
 
@@ -123,3 +123,4 @@ def test_no_word_and_no_entity_has_an_empty_span():
         m = int(raw["num_tokens"][i])
         assert np.all(raw["token_end"][i, :m] > raw["token_start"][i, :m]), texts[i]
     assert got == _host(model, host_tokenizer, texts, tags, 9)
+    assert_refuses_other_shapes(module.signatures()["serving_default"], text=texts[:3])

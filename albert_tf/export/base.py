@@ -38,19 +38,22 @@ def checked_inputs(named, ranks=None):
     one batch: each a dense tensor of its rank in `ranks` (default 1), all of one
     first dimension. Else an `InvalidArgumentError` names the inputs and gives
     their shapes (the static shape of a signature's input is not checked by
-    its callers: TF Serving passes a `[1, 2]` tensor to a `[batch]` input).
+    its callers: TF Serving passes a `[1, 2]` or `[2, 1]` tensor to a `[batch]`
+    input).
     """
     names, values = list(named), list(named.values())
     ranks = ranks or [1] * len(values)
-    batch = tf.shape(values[0])[0]
-    ok = tf.constant(True)
+    firsts, ok = [], tf.constant(True)
     for value, rank in zip(values, ranks):
-        shape = tf.shape(value)
-        # A tensor of more dimensions than the signature says has more elements
-        # than its first `rank` dimensions hold (the rank itself, and a product of
-        # the shape, are folded away by the graph optimizer: index the shape).
-        held = shape[0] if rank == 1 else shape[0] * shape[1]
-        ok &= tf.equal(tf.size(value), held) & tf.equal(shape[0], batch)
+        # The shape, then -1: the -1's index is the rank and its first entry the first
+        # dimension (-1 for a scalar). Both are read from the values of the runtime
+        # shape: tf.rank, tf.size of the shape and the like are folded to the
+        # signature's static rank when the graph is built or optimized.
+        shape = tf.concat([tf.shape(value, out_type=tf.int32), [-1]], 0)
+        ok &= tf.equal(tf.argmin(shape, output_type=tf.int32), rank)
+        firsts.append(shape[0])
+    for first in firsts[1:]:
+        ok &= tf.equal(first, firsts[0])
     expected = ", ".join(f"{n} [batch{', num_choices' if r == 2 else ''}]"
                          for n, r in zip(names, ranks))
     check = tf.debugging.Assert(ok, [f"inputs must be one batch: {expected}; got shapes"]

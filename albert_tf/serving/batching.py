@@ -5,7 +5,11 @@ request of the same signature (and version) while the batch has room
 (`max_batch_size` rows), waiting up to `batch_timeout_ms` for more when it
 is not full; it then calls the signature once, in a thread (TensorFlow
 releases the GIL, so the event loop keeps reading requests meanwhile), and
-gives each request its own rows of the outputs. Signatures whose rows do not
+gives each request its own rows of the outputs. (The wait starts when the
+worker takes the oldest request, not when it arrived: with few clients, each
+sending its next request once answered, a request that waited through the
+previous call would otherwise run at once in a small batch, and a tiny
+model's calls cost more per row the smaller they are.) Signatures whose rows do not
 line up across requests (`versions.Signature.batchable`) run one request a
 call, through the same queue.
 
@@ -44,7 +48,7 @@ class Batcher:
         self.timeout = batch_timeout_ms / 1000
         self.on_batch = on_batch or (lambda rows: None)
         self._waiting = collections.deque()
-        self._arrived = asyncio.Event()
+        self._wake = None  # the worker's future while it waits for requests
         self._executor = concurrent.futures.ThreadPoolExecutor(1, "model")
         self._worker = None
 
@@ -69,8 +73,22 @@ class Batcher:
                             f"(--max_queue_size={self.max_queue_size}); retry later")
         future = asyncio.get_running_loop().create_future()
         self._waiting.append(_Waiting(key, call, arrays, rows, future))
-        self._arrived.set()
+        if self._wake is not None and not self._wake.done():
+            self._wake.set_result(None)
         return future
+
+    async def _arrival(self, timeout=None):
+        """Returns when a request is submitted, or after `timeout` seconds (None: never)."""
+        loop = asyncio.get_running_loop()
+        self._wake = loop.create_future()
+        timer = None if timeout is None else loop.call_later(
+            timeout, lambda wake: wake.done() or wake.set_result(None), self._wake)
+        try:
+            await self._wake
+        finally:
+            self._wake = None
+            if timer is not None:
+                timer.cancel()
 
     async def _run(self):
         loop = asyncio.get_running_loop()
@@ -96,8 +114,7 @@ class Batcher:
     async def _next_batch(self):
         """The oldest live request and the live ones of its key that fit beside it."""
         while not self._live_head():
-            self._arrived.clear()
-            await self._arrived.wait()
+            await self._arrival()
         first = self._waiting.popleft()
         batch, rows = [first], first.rows
         if first.key is None:
@@ -113,11 +130,7 @@ class Batcher:
             left = deadline - time.monotonic()
             if rows >= self.max_batch_size or left <= 0:
                 return batch
-            self._arrived.clear()
-            try:
-                await asyncio.wait_for(self._arrived.wait(), left)
-            except asyncio.TimeoutError:
-                pass
+            await self._arrival(left)
 
     def _live_head(self):
         """Drops the requests given up on (their deadline passed) from the front."""

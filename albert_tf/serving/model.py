@@ -10,6 +10,7 @@ with the signature's message.
 """
 
 import asyncio
+import gc
 import json
 import logging
 import time
@@ -38,6 +39,7 @@ class ExportModel(kserve.Model):
     def load(self):
         version, folder = newest(self.root, self.fixed)
         self.current = LoadedVersion(version, folder, self.name)
+        _freeze()
         metrics.VERSION.set(version)
         self.ready = True
         return self.ready
@@ -63,6 +65,7 @@ class ExportModel(kserve.Model):
                 self._failed.add(found[0])
                 continue
             self.current = loaded
+            _freeze()
             metrics.VERSION.set(loaded.version)
             log.warning("serving version %s (%s)", loaded.version, loaded.folder)
 
@@ -94,6 +97,14 @@ class ExportModel(kserve.Model):
         finally:
             metrics.QUEUED.set(self.batcher.queued)
         return rest.answer(request.form, outputs)
+
+
+def _freeze():
+    """Moves the objects alive now (a loaded SavedModel makes hundreds of thousands of
+    them) out of the garbage collector's sight: a full collection would walk them all
+    while requests wait (tens of milliseconds on the tail of the latency)."""
+    gc.collect()
+    gc.freeze()
 
 
 def _decoded(payload):
