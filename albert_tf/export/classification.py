@@ -81,6 +81,15 @@ class ClassifierServing(ServingModule):
             logits = window_mean(logits, packed["text"], texts)
         return self.decode(logits)
 
+    def decoding_settings(self):
+        if self.windows is not None:
+            raise ValueError("exports of windowed classifiers (--long_inputs=window) have no "
+                             "decoding settings for a client of the encoded signature yet")
+        kind = "regression" if self.labels is None else "classification"
+        return {"kind": kind, "inputs": ["text_a", "text_b"] if self.pair else ["text"],
+                "labels": None if self.labels is None else list(self.labels),
+                "text_tokens": int(self.max_seq_length)}
+
     def decode(self, logits):
         """The outputs from the logits `(batch_size, num_classes)`."""
         if self.labels is None:
@@ -102,6 +111,9 @@ class MultiLabelServing(ClassifierServing):
         super().__init__(model, tokenizer, max_seq_length, labels, pair,
                          name="albert_multi_label_serving", window_stride=window_stride)
         self.threshold = float(threshold)
+
+    def decoding_settings(self):
+        return dict(super().decoding_settings(), kind="multi_label", threshold=self.threshold)
 
     def decode(self, logits):
         probabilities = tf.sigmoid(logits)  # (batch, labels)

@@ -10,6 +10,7 @@ WebAssembly (`@sctg/sentencepiece-js`); the preprocessing, the digit-comma
 rule and the offsets are `tokenizer.js`'s.
 """
 
+import functools
 import json
 import pathlib
 import re
@@ -105,7 +106,7 @@ RUNTIME_FILES = (
      {"import * as fs from 'fs';": "const fs = {};",
       "import { Buffer as Buffer$1 } from 'buffer';": "const Buffer$1 = undefined;"}),
 )
-ASSET_FILES = ("albert.js", "tokenizer.js", "index.html")
+ASSET_FILES = ("albert.js", "decode.js", "tokenizer.js", "index.html")
 
 
 # The sample models the SentencePiece package embeds (3.3 MB of base64) that
@@ -134,23 +135,45 @@ def check_runtime(root=None):
             raise FileNotFoundError(f"--web needs {root / source}: {NODE_MODULES_HINT}")
 
 
-def head_settings(module):
-    """What the page needs of the task: its inputs, its decoding, its labels."""
-    from albert_tf.export.classification import ClassifierServing, MultiLabelServing
+def _ranges(code_points):
+    """Sorted code points as `[first, last]` runs."""
+    out = []
+    for cp in code_points:
+        if out and out[-1][1] == cp - 1:
+            out[-1][1] = cp
+        else:
+            out.append([cp, cp])
+    return out
 
-    if not isinstance(module, ClassifierServing):
-        raise ValueError(f"--web: exports of {type(module).__name__} have no web page yet "
-                         "(classification, multi-label and regression exports do)")
-    if isinstance(module, MultiLabelServing):
-        kind, extra = "multi_label", {"threshold": module.threshold}
-    elif module.labels is None:
-        kind, extra = "regression", {}
-    else:
-        kind, extra = "classification", {}
-    return dict(kind=kind, inputs=["text_a", "text_b"] if module.pair else ["text"],
-                labels=None if module.labels is None else list(module.labels),
-                max_seq_length=int(module.max_seq_length), token_inputs=list(module.input_names),
-                **extra)
+
+@functools.lru_cache(maxsize=None)
+def punctuation_ranges():
+    """The code points the serving graph's `\\p{P}` (RE2, `regex_full_match`)
+    matches, as runs: asked of the graph's own op, so that the page's word and
+    cut rules are the graph's whatever the browser's Unicode version."""
+    import tensorflow as tf
+
+    every = "".join(map(chr, range(0xD800))) + "".join(map(chr, range(0xE000, 0x110000)))
+    kept = tf.strings.regex_replace(tf.constant(every.encode("utf-8")), r"\P{P}", "")
+    return _ranges(ord(c) for c in kept.numpy().decode("utf-8"))
+
+
+def head_settings(module):
+    """What the page needs of the task: its inputs, its decoding, its labels,
+    and the rules of the graph's text cuts (`text_limit`) and words."""
+    from albert_tf.export import text_limit
+    from albert_tf.export.token_classification import ASCII_PUNCTUATION, CJK_RANGES
+
+    try:
+        head = module.decoding_settings()
+    except ValueError as e:
+        raise ValueError(f"--web: {e}") from None
+    head.update(max_seq_length=int(module.max_seq_length), token_inputs=list(module.input_names),
+                text=dict(text_limit.rules(module.tokenizer),
+                          punctuation=punctuation_ranges(),
+                          standalone=sorted(list(r) for r in CJK_RANGES + ASCII_PUNCTUATION),
+                          solid_whitespace=_ranges(normalization.whitespace_code_points())))
+    return head
 
 
 def _vocabulary_file(tokenizer):
