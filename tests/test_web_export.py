@@ -204,7 +204,11 @@ def _nested(value):
 
 
 def _assert_same(got, expected, where):
-    if isinstance(expected, list):
+    if isinstance(expected, dict):
+        assert isinstance(got, dict) and set(got) == set(expected), (where, got, expected)
+        for key in expected:
+            _assert_same(got[key], expected[key], f"{where} {key}")
+    elif isinstance(expected, list):
         assert isinstance(got, list) and len(got) == len(expected), (where, got, expected)
         for i, (g, e) in enumerate(zip(got, expected)):
             _assert_same(g, e, f"{where}[{i}]")

@@ -88,24 +88,24 @@ VARIANTS = ("float32", "float16", "dynamic_int8")  # full-integer int8 needs cal
 NODE_MODULES_HINT = "run `make web-deps` (npm ci) in the albert_tf checkout"
 
 # (package file under node_modules, file in the bundle, {import to rewrite: new import}).
-# LiteRT.js chooses its WebAssembly build by the browser's features: the
-# threaded one needs cross-origin isolation, which a plain static server does
-# not give, so the plain and the compatibility builds are what a page uses.
 RUNTIME_FILES = (
     ("@litertjs/core/dist/index.js", "runtime/litert.js",
      {'from "@litertjs/wasm-utils"': 'from "./wasm-utils.js"'}),
     ("@litertjs/wasm-utils/dist/bundle.js", "runtime/wasm-utils.js", {}),
-    ("@litertjs/core/wasm/litert_wasm_internal.js", "runtime/wasm/litert_wasm_internal.js", {}),
-    ("@litertjs/core/wasm/litert_wasm_internal.wasm", "runtime/wasm/litert_wasm_internal.wasm", {}),
-    ("@litertjs/core/wasm/litert_wasm_compat_internal.js",
-     "runtime/wasm/litert_wasm_compat_internal.js", {}),
-    ("@litertjs/core/wasm/litert_wasm_compat_internal.wasm",
-     "runtime/wasm/litert_wasm_compat_internal.wasm", {}),
     # Its Node-only imports (the page passes the model's bytes itself).
     ("@sctg/sentencepiece-js/dist/index.js", "runtime/sentencepiece.js",
      {"import * as fs from 'fs';": "const fs = {};",
       "import { Buffer as Buffer$1 } from 'buffer';": "const Buffer$1 = undefined;"}),
 )
+# LiteRT.js's WebAssembly builds (each a .js loader and its .wasm, 9.3-9.6 MB).
+# Left to choose, it takes the relaxed-SIMD build where the browser has relaxed
+# SIMD and the compatibility build elsewhere (the threaded one needs
+# cross-origin isolation, which a plain static server does not give; JSPI is
+# not in every browser). A bundle ships one build and the page loads that one
+# by name: the compatibility build runs in every browser with WebAssembly
+# SIMD; the relaxed-SIMD build only where relaxed SIMD is (Chromium 114+).
+WASM_BUILDS = {"compat": "litert_wasm_compat_internal", "relaxed_simd": "litert_wasm_internal"}
+DEFAULT_WASM_BUILD = "compat"
 ASSET_FILES = ("albert.js", "decode.js", "tokenizer.js", "index.html")
 
 
@@ -130,7 +130,9 @@ def node_modules():
 def check_runtime(root=None):
     """Raises a one-line `FileNotFoundError` when a runtime file is missing."""
     root = pathlib.Path(root or node_modules())
-    for source, _, _ in RUNTIME_FILES:
+    for source in [s for s, _, _ in RUNTIME_FILES] + [
+            f"@litertjs/core/wasm/{name}.{ext}" for name in WASM_BUILDS.values()
+            for ext in ("js", "wasm")]:
         if not (root / source).is_file():
             raise FileNotFoundError(f"--web needs {root / source}: {NODE_MODULES_HINT}")
 
@@ -158,21 +160,26 @@ def punctuation_ranges():
     return _ranges(ord(c) for c in kept.numpy().decode("utf-8"))
 
 
-def head_settings(module):
-    """What the page needs of the task: its inputs, its decoding, its labels,
-    and the rules of the graph's text cuts (`text_limit`) and words."""
+def text_rules(tokenizer):
+    """The rules of the graph's text cuts (`text_limit`) and words
+    (`token_classification.is_standalone`) for `tokenizer` (in-graph), JSON-able."""
     from albert_tf.export import text_limit
     from albert_tf.export.token_classification import ASCII_PUNCTUATION, CJK_RANGES
 
+    return dict(text_limit.rules(tokenizer), punctuation=punctuation_ranges(),
+                standalone=sorted(list(r) for r in CJK_RANGES + ASCII_PUNCTUATION),
+                solid_whitespace=_ranges(normalization.whitespace_code_points()))
+
+
+def head_settings(module):
+    """What the page needs of the task: its inputs, its decoding, its labels,
+    and the text rules of its tokenizer."""
     try:
         head = module.decoding_settings()
     except ValueError as e:
         raise ValueError(f"--web: {e}") from None
     head.update(max_seq_length=int(module.max_seq_length), token_inputs=list(module.input_names),
-                text=dict(text_limit.rules(module.tokenizer),
-                          punctuation=punctuation_ranges(),
-                          standalone=sorted(list(r) for r in CJK_RANGES + ASCII_PUNCTUATION),
-                          solid_whitespace=_ranges(normalization.whitespace_code_points())))
+                text=text_rules(module.tokenizer))
     return head
 
 
@@ -182,13 +189,18 @@ def _vocabulary_file(tokenizer):
     return "vocab.txt", "".join(t + "\n" for t in tokenizer.tokens).encode("utf-8")
 
 
-def write(module, host_tokenizer, folder, variant=DEFAULT_VARIANT, runtime=None):
-    """Writes the web bundle of a serving module into `folder` (created).
+def write(module, host_tokenizer, folder, variant=DEFAULT_VARIANT, runtime=None,
+          wasm_build=DEFAULT_WASM_BUILD):
+    """Writes the web bundle of a serving module into `folder` (created), with
+    LiteRT.js's `wasm_build` (a key of `WASM_BUILDS`) as its only WebAssembly.
 
     Returns a description of it (JSON-able): its files and their sizes.
     """
     from albert_tf.export import tflite
 
+    if wasm_build not in WASM_BUILDS:
+        raise ValueError(f"unknown LiteRT.js build {wasm_build!r}; choose from "
+                         f"{', '.join(WASM_BUILDS)}")
     check_runtime(runtime)
     head = head_settings(module)
     runtime = pathlib.Path(runtime or node_modules())
@@ -198,12 +210,17 @@ def write(module, host_tokenizer, folder, variant=DEFAULT_VARIANT, runtime=None)
     described = tflite.write(module, str(folder / MODEL_FILE), variant, batch_size=1)
     vocab_name, vocab_bytes = _vocabulary_file(host_tokenizer)
     (folder / vocab_name).write_bytes(vocab_bytes)
+    wasm = WASM_BUILDS[wasm_build]
     head.update(vocabulary=vocab_name, model=MODEL_FILE, variant=described["variant"],
-                special=_special_ids(host_tokenizer))
+                special=_special_ids(host_tokenizer), runtime=f"runtime/wasm/{wasm}.js",
+                wasm_build=wasm_build)
     (folder / HEAD_FILE).write_text(json.dumps(head, indent=1), encoding="utf-8")
     (folder / TABLES_FILE).write_text(
         json.dumps(tokenizer_tables(host_tokenizer), separators=(",", ":"), ensure_ascii=False),
         encoding="utf-8")
+    for ext in ("js", "wasm"):
+        shutil.copyfile(runtime / f"@litertjs/core/wasm/{wasm}.{ext}",
+                        folder / "runtime" / "wasm" / f"{wasm}.{ext}")
     for source, target, rewrites in RUNTIME_FILES:
         data = (runtime / source).read_bytes()
         if rewrites:

@@ -116,7 +116,9 @@ export async function load(url = new URL(".", import.meta.url)) {
     if (tokens[tokens.length - 1] === "") tokens.pop();
     tokenizer = new WordPieceTokenizer(tables, tokens);
   }
-  if (runtime === null) runtime = loadLiteRt(base + "runtime/wasm/");
+  // The bundle's one WebAssembly build, by name (LiteRT.js would pick by the
+  // browser's features, among builds the bundle does not ship).
+  if (runtime === null) runtime = loadLiteRt(base + head.runtime);
   await runtime;
   const compiled = await loadAndCompile(base + head.model, { accelerator: "wasm" });
   return new AlbertModel(head, tokenizer, compiled);
