@@ -39,9 +39,34 @@ def test_missing_runtime_names_the_make_target(tmp_path):
     assert "\n" not in str(error.value)
 
 
+class _QuietHandler(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, *args):  # no line per file served
+        pass
+
+
+def test_unknown_wasm_build_and_windowed_classifiers_are_refused(tmp_path, spm_tokenizer):
+    from albert_tf.backbone import AlbertBackbone
+    from albert_tf.config import AlbertConfig
+    from albert_tf.export.classification import ClassifierServing
+    from albert_tf.models import AlbertClassifier
+    from export_helpers import TINY
+
+    with pytest.raises(ValueError, match="auto, relaxed_simd, compat"):
+        web.write(None, None, tmp_path / "web", wasm_build="simd")
+    assert not (tmp_path / "web").exists()
+    model = AlbertClassifier(AlbertBackbone(AlbertConfig(**TINY)), 2, dropout=0.0)
+    windowed = ClassifierServing(model, spm_tokenizer, 16, ["a", "b"], pair=False,
+                                 window_stride=4)
+    with pytest.raises(ValueError, match="--web: .*windowed classifiers"):
+        web.head_settings(windowed)
+    head = web.head_settings(ClassifierServing(model, spm_tokenizer, 16, ["a", "b"], pair=True))
+    assert (head["kind"], head["inputs"], head["text_tokens"]) == \
+        ("classification", ["text_a", "text_b"], 16)
+    assert head["text"]["max_token_chars"] == spm_tokenizer.max_token_chars
+
+
 def _serve(folder):
-    handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(folder))
-    handler.log_message = lambda *args: None
+    handler = functools.partial(_QuietHandler, directory=str(folder))
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
     threading.Thread(target=server.serve_forever, daemon=True).start()
     return server
@@ -180,14 +205,14 @@ def _multi_label_module():
                                                              "food"], 0.5, pair=False)
 
 
-def _squad_module(tmp_path):
-    """A squad_v2 model (beam head) whose no-answer threshold is the median of
+def _squad_module(tmp_path, qa_head="beam"):
+    """A squad_v2 model (`qa_head`) whose no-answer threshold is the median of
     the host's null odds on QUESTIONS: some are answered, some not."""
     import export_helpers
     from tasks import finetuned
 
-    model_dir, task, settings, model = export_helpers.finetuned_dir(tmp_path, "squad_v2",
-                                                                    max_seq_length=24)
+    model_dir, task, settings, model = export_helpers.finetuned_dir(
+        tmp_path, "squad_v2", max_seq_length=24, qa_head=qa_head)
     odds = sorted(export_helpers.host_squad(task, settings, model, QUESTIONS)[2].values())
     threshold = (odds[len(odds) // 2 - 1] + odds[len(odds) // 2]) / 2
     module, _ = finetuned.build_serving_module(model_dir, null_threshold=threshold)
@@ -222,6 +247,7 @@ CASES = {  # name: (module builder, raw-text inputs, rows as typed)
     "token_classification": (lambda tmp: _token_module(False), ONE_TEXTS),
     "token_classification_crf": (lambda tmp: _token_module(True), ONE_TEXTS),
     "squad_v2": (_squad_module, QUESTIONS),
+    "squad_v2_span_head": (lambda tmp: _squad_module(tmp, "span"), QUESTIONS),
     "multiple_choice": (lambda tmp: _choice_module(), CHOICES),
     "multi_label": (lambda tmp: _multi_label_module(), ONE_TEXTS),
 }
@@ -274,5 +300,5 @@ def test_page_answers_as_the_saved_model_for_every_task_type(tmp_path, case):
         _assert_same(page[i]["answer"], expected, f"{case} row {i}")
     if case.startswith("token"):
         assert any(a["answer"]["num_entities"][0] for a in page), "no entity found: weak test"
-    if case == "squad_v2":
+    if case.startswith("squad"):
         assert {bool(a["answer"]["answer"][0]) for a in page} == {True, False}

@@ -97,15 +97,18 @@ RUNTIME_FILES = (
      {"import * as fs from 'fs';": "const fs = {};",
       "import { Buffer as Buffer$1 } from 'buffer';": "const Buffer$1 = undefined;"}),
 )
-# LiteRT.js's WebAssembly builds (each a .js loader and its .wasm, 9.3-9.6 MB).
-# Left to choose, it takes the relaxed-SIMD build where the browser has relaxed
-# SIMD and the compatibility build elsewhere (the threaded one needs
-# cross-origin isolation, which a plain static server does not give; JSPI is
-# not in every browser). A bundle ships one build and the page loads that one
-# by name: the compatibility build runs in every browser with WebAssembly
-# SIMD; the relaxed-SIMD build only where relaxed SIMD is (Chromium 114+).
-WASM_BUILDS = {"compat": "litert_wasm_compat_internal", "relaxed_simd": "litert_wasm_internal"}
-DEFAULT_WASM_BUILD = "compat"
+# LiteRT.js's WebAssembly builds (each a .js loader and its .wasm, 9.3 MB).
+# Left to choose ("auto": both shipped), LiteRT.js loads the relaxed-SIMD build
+# where the browser has relaxed SIMD (Chromium 114+) and the compatibility
+# build elsewhere: a page downloads one. One build named here is the only one
+# shipped and is loaded by name: "compat" runs in every browser with
+# WebAssembly SIMD, about 3x slower where relaxed SIMD exists
+# (bench/web_latency.py); "relaxed_simd" only where relaxed SIMD exists. (The
+# threaded build needs cross-origin isolation, which a plain static server
+# does not give; JSPI is not in every browser.)
+WASM_BUILDS = {"relaxed_simd": "litert_wasm_internal", "compat": "litert_wasm_compat_internal"}
+WASM_CHOICES = ("auto",) + tuple(WASM_BUILDS)
+DEFAULT_WASM_BUILD = "auto"
 ASSET_FILES = ("albert.js", "decode.js", "tokenizer.js", "index.html")
 
 
@@ -192,15 +195,16 @@ def _vocabulary_file(tokenizer):
 def write(module, host_tokenizer, folder, variant=DEFAULT_VARIANT, runtime=None,
           wasm_build=DEFAULT_WASM_BUILD):
     """Writes the web bundle of a serving module into `folder` (created), with
-    LiteRT.js's `wasm_build` (a key of `WASM_BUILDS`) as its only WebAssembly.
+    LiteRT.js's `wasm_build` (a key of `WASM_BUILDS`) as its only WebAssembly,
+    or both builds (`"auto"`: the browser's features choose).
 
     Returns a description of it (JSON-able): its files and their sizes.
     """
     from albert_tf.export import tflite
 
-    if wasm_build not in WASM_BUILDS:
+    if wasm_build not in WASM_CHOICES:
         raise ValueError(f"unknown LiteRT.js build {wasm_build!r}; choose from "
-                         f"{', '.join(WASM_BUILDS)}")
+                         f"{', '.join(WASM_CHOICES)}")
     check_runtime(runtime)
     head = head_settings(module)
     runtime = pathlib.Path(runtime or node_modules())
@@ -210,17 +214,19 @@ def write(module, host_tokenizer, folder, variant=DEFAULT_VARIANT, runtime=None,
     described = tflite.write(module, str(folder / MODEL_FILE), variant, batch_size=1)
     vocab_name, vocab_bytes = _vocabulary_file(host_tokenizer)
     (folder / vocab_name).write_bytes(vocab_bytes)
-    wasm = WASM_BUILDS[wasm_build]
+    builds = list(WASM_BUILDS.values()) if wasm_build == "auto" else [WASM_BUILDS[wasm_build]]
+    # A folder lets LiteRT.js choose among the builds in it; a file is loaded as named.
     head.update(vocabulary=vocab_name, model=MODEL_FILE, variant=described["variant"],
-                special=_special_ids(host_tokenizer), runtime=f"runtime/wasm/{wasm}.js",
-                wasm_build=wasm_build)
+                special=_special_ids(host_tokenizer), wasm_build=wasm_build,
+                runtime="runtime/wasm/" if len(builds) > 1 else f"runtime/wasm/{builds[0]}.js")
     (folder / HEAD_FILE).write_text(json.dumps(head, indent=1), encoding="utf-8")
     (folder / TABLES_FILE).write_text(
         json.dumps(tokenizer_tables(host_tokenizer), separators=(",", ":"), ensure_ascii=False),
         encoding="utf-8")
-    for ext in ("js", "wasm"):
-        shutil.copyfile(runtime / f"@litertjs/core/wasm/{wasm}.{ext}",
-                        folder / "runtime" / "wasm" / f"{wasm}.{ext}")
+    for wasm in builds:
+        for ext in ("js", "wasm"):
+            shutil.copyfile(runtime / f"@litertjs/core/wasm/{wasm}.{ext}",
+                            folder / "runtime" / "wasm" / f"{wasm}.{ext}")
     for source, target, rewrites in RUNTIME_FILES:
         data = (runtime / source).read_bytes()
         if rewrites:

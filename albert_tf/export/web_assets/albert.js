@@ -116,8 +116,8 @@ export async function load(url = new URL(".", import.meta.url)) {
     if (tokens[tokens.length - 1] === "") tokens.pop();
     tokenizer = new WordPieceTokenizer(tables, tokens);
   }
-  // The bundle's one WebAssembly build, by name (LiteRT.js would pick by the
-  // browser's features, among builds the bundle does not ship).
+  // The bundle's WebAssembly: its folder (LiteRT.js picks a build by the
+  // browser's features) or, where the bundle ships one build, that file.
   if (runtime === null) runtime = loadLiteRt(base + head.runtime);
   await runtime;
   const compiled = await loadAndCompile(base + head.model, { accelerator: "wasm" });
