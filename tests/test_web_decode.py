@@ -1,5 +1,6 @@
 """The web page's decoding (`albert_tf/export/web_assets/decode.js`, in Node) against the
-serving graph's own functions: text cuts, word starts, CRF Viterbi, question windows."""
+serving graph's own functions: text cuts, word starts, CRF Viterbi, question windows,
+long-text (pair) windows."""
 
 import json
 import pathlib
@@ -14,6 +15,7 @@ import tensorflow as tf
 from albert_tf.export import squad_windows, text_limit, web
 from albert_tf.export.token_classification import word_starts
 from albert_tf.models.crf import LinearChainCRF
+from albert_tf.tokenizer import WindowPacker
 from albert_tf.tokenizer.host import HostTokenizer
 from conftest import FIXTURES
 
@@ -98,6 +100,25 @@ def _window_cases():
     return cases, expected
 
 
+def _text_window_cases():
+    special = {"cls": 2, "sep": 3, "pad": 0}
+    cases, expected = [], []
+    # (length, stride, |a|, |b| or None): fits, a windowed, b windowed, b cut to
+    # half the budget, stride 0 (half the room), empty texts, one segment.
+    for length, stride, n_a, n_b in ((16, 4, 3, 5), (12, 3, 20, 2), (12, 2, 4, 23), (11, 3, 9, 30),
+                                     (13, 0, 25, 1), (10, 4, 0, 0), (9, 2, 17, None),
+                                     (9, 0, 0, None)):
+        a, b = list(range(100, 100 + n_a)), None if n_b is None else list(range(300, 300 + n_b))
+        packer = WindowPacker(length, stride, special["cls"], special["sep"], special["pad"])
+        out = packer(*[tf.RaggedTensor.from_row_lengths(tf.constant(x, tf.int32), [len(x)])
+                       for x in (a, b) if x is not None])
+        expected.append([{k: out[k][w].numpy().tolist() for k in
+                          ("token_ids", "segment_ids", "padding_mask")}
+                         for w in range(out["token_ids"].shape[0])])
+        cases.append({"a": a, "b": b, "length": length, "stride": stride, "special": special})
+    return cases, expected
+
+
 def test_decode_js_equals_the_serving_graph(tmp_path):
     cut_cases, cut_expected = _cut_cases()
     assert any(e != c["text"] for e, c in zip(cut_expected, cut_cases)), "nothing cut: weak test"
@@ -111,10 +132,13 @@ def test_decode_js_equals_the_serving_graph(tmp_path):
         word_expected.append(word_starts(text, starts, ends))
     viterbi_cases, viterbi_expected = _viterbi_cases()
     window_cases, window_expected = _window_cases()
+    text_cases, text_expected = _text_window_cases()
     got = _run({"cut": cut_cases, "word_starts": word_cases, "viterbi": viterbi_cases,
-                "windows": window_cases}, tmp_path)
+                "windows": window_cases, "text_windows": text_cases}, tmp_path)
     assert got["cut"] == cut_expected
     assert got["word_starts"] == word_expected
     assert got["viterbi"] == viterbi_expected
     assert [len(w) for w in got["windows"]] == [len(w) for w in window_expected]
     assert got["windows"] == window_expected
+    assert len(text_expected[0]) == 1 and all(len(w) > 1 for w in text_expected[1:5])
+    assert got["text_windows"] == text_expected

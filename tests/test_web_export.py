@@ -44,7 +44,8 @@ class _QuietHandler(http.server.SimpleHTTPRequestHandler):
         pass
 
 
-def test_unknown_wasm_build_and_windowed_classifiers_are_refused(tmp_path, spm_tokenizer):
+def test_unknown_wasm_build_is_refused_and_heads_describe_their_decoding(tmp_path,
+                                                                        spm_tokenizer):
     from albert_tf.backbone import AlbertBackbone
     from albert_tf.config import AlbertConfig
     from albert_tf.export.classification import ClassifierServing
@@ -57,11 +58,12 @@ def test_unknown_wasm_build_and_windowed_classifiers_are_refused(tmp_path, spm_t
     model = AlbertClassifier(AlbertBackbone(AlbertConfig(**TINY)), 2, dropout=0.0)
     windowed = ClassifierServing(model, spm_tokenizer, 16, ["a", "b"], pair=False,
                                  window_stride=4)
-    with pytest.raises(ValueError, match="--web: .*windowed classifiers"):
-        web.head_settings(windowed)
+    head = web.head_settings(windowed)
+    assert (head["kind"], head["inputs"], head["text_tokens"], head["window_stride"]) == \
+        ("classification", ["text"], 8 * 16, 4)
     head = web.head_settings(ClassifierServing(model, spm_tokenizer, 16, ["a", "b"], pair=True))
-    assert (head["kind"], head["inputs"], head["text_tokens"]) == \
-        ("classification", ["text_a", "text_b"], 16)
+    assert (head["kind"], head["inputs"], head["text_tokens"], head["window_stride"]) == \
+        ("classification", ["text_a", "text_b"], 16, None)
     assert head["text"]["max_token_chars"] == spm_tokenizer.max_token_chars
 
 
@@ -205,6 +207,22 @@ def _multi_label_module():
                                                              "food"], 0.5, pair=False)
 
 
+def _windowed_module():
+    """A pair classifier exported from a `--long_inputs=window` run: long texts
+    are scored in windows of 16 tokens at a stride of 4, their logits averaged."""
+    from albert_tf.backbone import AlbertBackbone
+    from albert_tf.checkpoints import load_tokenizer
+    from albert_tf.config import AlbertConfig
+    from albert_tf.export.classification import ClassifierServing
+    from albert_tf.models import AlbertClassifier
+    from export_helpers import SPM, TINY, randomize
+
+    model = AlbertClassifier(AlbertBackbone(AlbertConfig(**TINY)), 3, dropout=0.0)
+    randomize(model, seed=5)
+    return ClassifierServing(model, load_tokenizer(SPM), 16, ["a", "b", "c"], pair=True,
+                             window_stride=4)
+
+
 def _squad_module(tmp_path, qa_head="beam"):
     """A squad_v2 model (`qa_head`) whose no-answer threshold is the median of
     the host's null odds on QUESTIONS: some are answered, some not."""
@@ -250,6 +268,7 @@ CASES = {  # name: (module builder, raw-text inputs, rows as typed)
     "squad_v2_span_head": (lambda tmp: _squad_module(tmp, "span"), QUESTIONS),
     "multiple_choice": (lambda tmp: _choice_module(), CHOICES),
     "multi_label": (lambda tmp: _multi_label_module(), ONE_TEXTS),
+    "windowed_pair_classification": (lambda tmp: _windowed_module(), TEXTS),
 }
 
 

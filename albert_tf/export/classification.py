@@ -82,13 +82,15 @@ class ClassifierServing(ServingModule):
         return self.decode(logits)
 
     def decoding_settings(self):
-        if self.windows is not None:
-            raise ValueError("exports of windowed classifiers (--long_inputs=window) have no "
-                             "decoding settings for a client of the encoded signature yet")
+        """Inputs, labels, how many tokens of a text are read (`text_tokens`), and
+        for windowed exports the windows' stride (`window_stride`, else None)."""
         kind = "regression" if self.labels is None else "classification"
+        windowed = self.windows is not None
         return {"kind": kind, "inputs": ["text_a", "text_b"] if self.pair else ["text"],
                 "labels": None if self.labels is None else list(self.labels),
-                "text_tokens": int(self.max_seq_length)}
+                "text_tokens": int(self.max_seq_length) * (
+                    text_limit.WINDOWED_LENGTHS if windowed else 1),
+                "window_stride": int(self.windows.stride) if windowed else None}
 
     def decode(self, logits):
         """The outputs from the logits `(batch_size, num_classes)`."""

@@ -1,12 +1,12 @@
 // node check_decode.mjs CASES: runs decode.js's text cuts, word starts,
-// Viterbi and question windows on CASES (JSON, written by
+// Viterbi, question windows and long-text windows on CASES (JSON, written by
 // tests/test_web_decode.py) and prints their results as one JSON object.
 import fs from "fs";
 import path from "path";
 import { fileURLToPath } from "url";
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
-const { TextRules, codePoints, questionWindows, viterbi, wordStarts } = await import(
+const { TextRules, codePoints, questionWindows, textWindows, viterbi, wordStarts } = await import(
   path.join(root, "albert_tf/export/web_assets/decode.js"));
 const cases = JSON.parse(fs.readFileSync(process.argv[2], "utf8"));
 const out = {};
@@ -19,5 +19,10 @@ out.windows = cases.windows.map(({ head, query, context, special }) =>
     token_ids: Array.from(w.packed.token_ids), segment_ids: Array.from(w.packed.segment_ids),
     padding_mask: Array.from(w.packed.padding_mask), p_mask: Array.from(w.packed.p_mask),
     context_token: w.contextToken, is_max_context: w.isMax,
+  })));
+out.text_windows = cases.text_windows.map(({ a, b, length, stride, special }) =>
+  textWindows(a, b, length, stride, special).map((w) => ({
+    token_ids: Array.from(w.token_ids), segment_ids: Array.from(w.segment_ids),
+    padding_mask: Array.from(w.padding_mask),
   })));
 console.log(JSON.stringify(out));
