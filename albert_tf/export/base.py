@@ -143,6 +143,13 @@ class ServingModule(tf.Module):
                                   parallel_iterations=1)
         return {k: a.concat()[:rows] for k, a in arrays.items()}
 
+    def decoding_settings(self):
+        """JSON-able: what a client running `encoded` (TFLite) needs to answer as
+        `serving_default` does: `kind`, the raw-text `inputs`, the task's labels
+        and decoding parameters. Subclasses that have no such client raise."""
+        raise ValueError(f"exports of {type(self).__name__} have no decoding settings for "
+                         "a client of the encoded signature")
+
     def _encoded(self, *tensors):
         return self.run_model(dict(zip(self.input_names, tensors)))
 

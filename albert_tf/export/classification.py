@@ -81,6 +81,17 @@ class ClassifierServing(ServingModule):
             logits = window_mean(logits, packed["text"], texts)
         return self.decode(logits)
 
+    def decoding_settings(self):
+        """Inputs, labels, how many tokens of a text are read (`text_tokens`), and
+        for windowed exports the windows' stride (`window_stride`, else None)."""
+        kind = "regression" if self.labels is None else "classification"
+        windowed = self.windows is not None
+        return {"kind": kind, "inputs": ["text_a", "text_b"] if self.pair else ["text"],
+                "labels": None if self.labels is None else list(self.labels),
+                "text_tokens": int(self.max_seq_length) * (
+                    text_limit.WINDOWED_LENGTHS if windowed else 1),
+                "window_stride": int(self.windows.stride) if windowed else None}
+
     def decode(self, logits):
         """The outputs from the logits `(batch_size, num_classes)`."""
         if self.labels is None:
@@ -102,6 +113,9 @@ class MultiLabelServing(ClassifierServing):
         super().__init__(model, tokenizer, max_seq_length, labels, pair,
                          name="albert_multi_label_serving", window_stride=window_stride)
         self.threshold = float(threshold)
+
+    def decoding_settings(self):
+        return dict(super().decoding_settings(), kind="multi_label", threshold=self.threshold)
 
     def decode(self, logits):
         probabilities = tf.sigmoid(logits)  # (batch, labels)

@@ -91,6 +91,10 @@ class MultipleChoiceServing(ServingModule):
             "encoded": tf.function(self._encoded, input_signature=token_specs(self.input_names),
                                    autograph=False)})
 
+    def decoding_settings(self):
+        return {"kind": "multiple_choice", "inputs": list(INPUTS),
+                "max_qa_length": int(self.max_qa_length), "fill_blank": bool(self.fill_blank)}
+
     def run_model(self, inputs):
         """One score per packed sequence: `{"logits": (rows,)}`."""
         return {"logits": self._score(inputs)}

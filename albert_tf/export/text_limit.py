@@ -33,7 +33,7 @@ import tensorflow as tf
 from albert_tf.export.token_classification import _graph_standalone
 
 # Unicode White_Space code points.
-_WHITESPACE = ((9, 13), (32, 32), (0x85, 0x85), (0xA0, 0xA0), (0x1680, 0x1680),
+WHITESPACE = ((9, 13), (32, 32), (0x85, 0x85), (0xA0, 0xA0), (0x1680, 0x1680),
                (0x2000, 0x200A), (0x2028, 0x2029), (0x202F, 0x202F), (0x205F, 0x205F),
                (0x3000, 0x3000))
 # A text keeps at most this many times its limit in characters of any kind (a
@@ -42,6 +42,15 @@ WHITESPACE_CAP = 8
 # A windowed text (SQuAD contexts, token classification) is read up to this
 # many times max_seq_length tokens.
 WINDOWED_LENGTHS = 8
+
+
+def rules(tokenizer):
+    """The JSON-able parameters of `cut` for `tokenizer` (what a client needs to cut as here)."""
+    return {"max_token_chars": int(tokenizer.max_token_chars),
+            "max_word_chars": tokenizer.max_word_chars and int(tokenizer.max_word_chars),
+            "standalone_words": bool(tokenizer.standalone_words),
+            "whitespace": [list(r) for r in WHITESPACE], "whitespace_cap": WHITESPACE_CAP,
+            "windowed_lengths": WINDOWED_LENGTHS}
 
 
 def char_limit(tokenizer, tokens):
@@ -65,7 +74,7 @@ def cut(text, tokenizer, tokens, keep="first"):
                                       replacement_char=0xFFFD)  # ragged (batch, chars)
     flat = codes.flat_values
     space = tf.zeros_like(flat, dtype=tf.bool)
-    for lo, hi in _WHITESPACE:
+    for lo, hi in WHITESPACE:
         space |= (flat >= lo) & (flat <= hi)
     weight = tf.where(space, 0, 1)
     if tokenizer.standalone_words:

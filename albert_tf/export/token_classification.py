@@ -106,6 +106,14 @@ def graph_word_starts(chars, starts, ends):
     return tf.RaggedTensor.from_tensor(begins, lengths=lengths)
 
 
+def _crf_scores(model):
+    """The CRF's scores as float lists (None without a CRF)."""
+    if model.crf is None:
+        return None
+    return {name: getattr(model.crf, name).numpy().astype("float32").tolist()
+            for name in ("transitions", "start_scores", "end_scores")}
+
+
 class TokenClassifierServing(ServingModule):
     """Raw-text signature of an `AlbertTokenClassifier` (see the module docstring).
 
@@ -120,12 +128,19 @@ class TokenClassifierServing(ServingModule):
         super().__init__(model, tokenizer, max_seq_length, name="albert_token_serving")
         self.tags = tuple(tags)
         self._decode = functools.partial(model.decode)  # not tracked (see ServingModule)
+        self._crf_scores = functools.partial(_crf_scores, model)  # not tracked
         types = sorted({t[2:] for t in self.tags if t != "O"})
         self._type_names = tf.constant([""] + types)
         self._tag_prefix = tf.constant([PREFIX_CODES[t[0]] for t in self.tags], tf.int32)
         self._tag_type = tf.constant([0 if t == "O" else 1 + types.index(t[2:])
                                       for t in self.tags], tf.int32)
         self.define_signatures(self._serve, ("text",))
+
+    def decoding_settings(self):
+        """Tags in class order, and the CRF's transition/start/end scores (None
+        without one: each word's argmax)."""
+        return {"kind": "token_classification", "inputs": ["text"], "tags": list(self.tags),
+                "crf": self._crf_scores()}
 
     def _windows(self, ids, first):
         """Packed windows of ragged `ids`: model inputs, word mask, and each

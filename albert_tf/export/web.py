@@ -10,6 +10,7 @@ WebAssembly (`@sctg/sentencepiece-js`); the preprocessing, the digit-comma
 rule and the offsets are `tokenizer.js`'s.
 """
 
+import functools
 import json
 import pathlib
 import re
@@ -88,25 +89,28 @@ VARIANTS = ("float32", "float16", "dynamic_int8")  # full-integer int8 needs cal
 NODE_MODULES_HINT = "run `make web-deps` (npm ci) in the albert_tf checkout"
 
 # (package file under node_modules, file in the bundle, {import to rewrite: new import}).
-# LiteRT.js chooses its WebAssembly build by the browser's features: the
-# threaded one needs cross-origin isolation, which a plain static server does
-# not give, so the plain and the compatibility builds are what a page uses.
 RUNTIME_FILES = (
     ("@litertjs/core/dist/index.js", "runtime/litert.js",
      {'from "@litertjs/wasm-utils"': 'from "./wasm-utils.js"'}),
     ("@litertjs/wasm-utils/dist/bundle.js", "runtime/wasm-utils.js", {}),
-    ("@litertjs/core/wasm/litert_wasm_internal.js", "runtime/wasm/litert_wasm_internal.js", {}),
-    ("@litertjs/core/wasm/litert_wasm_internal.wasm", "runtime/wasm/litert_wasm_internal.wasm", {}),
-    ("@litertjs/core/wasm/litert_wasm_compat_internal.js",
-     "runtime/wasm/litert_wasm_compat_internal.js", {}),
-    ("@litertjs/core/wasm/litert_wasm_compat_internal.wasm",
-     "runtime/wasm/litert_wasm_compat_internal.wasm", {}),
     # Its Node-only imports (the page passes the model's bytes itself).
     ("@sctg/sentencepiece-js/dist/index.js", "runtime/sentencepiece.js",
      {"import * as fs from 'fs';": "const fs = {};",
       "import { Buffer as Buffer$1 } from 'buffer';": "const Buffer$1 = undefined;"}),
 )
-ASSET_FILES = ("albert.js", "tokenizer.js", "index.html")
+# LiteRT.js's WebAssembly builds (each a .js loader and its .wasm, 9.3 MB).
+# Left to choose ("auto": both shipped), LiteRT.js loads the relaxed-SIMD build
+# where the browser has relaxed SIMD (Chromium 114+) and the compatibility
+# build elsewhere: a page downloads one. One build named here is the only one
+# shipped and is loaded by name: "compat" runs in every browser with
+# WebAssembly SIMD, about 3x slower where relaxed SIMD exists
+# (bench/web_latency.py); "relaxed_simd" only where relaxed SIMD exists. (The
+# threaded build needs cross-origin isolation, which a plain static server
+# does not give; JSPI is not in every browser.)
+WASM_BUILDS = {"relaxed_simd": "litert_wasm_internal", "compat": "litert_wasm_compat_internal"}
+WASM_CHOICES = ("auto",) + tuple(WASM_BUILDS)
+DEFAULT_WASM_BUILD = "auto"
+ASSET_FILES = ("albert.js", "decode.js", "tokenizer.js", "index.html")
 
 
 # The sample models the SentencePiece package embeds (3.3 MB of base64) that
@@ -130,28 +134,57 @@ def node_modules():
 def check_runtime(root=None):
     """Raises a one-line `FileNotFoundError` when a runtime file is missing."""
     root = pathlib.Path(root or node_modules())
-    for source, _, _ in RUNTIME_FILES:
+    for source in [s for s, _, _ in RUNTIME_FILES] + [
+            f"@litertjs/core/wasm/{name}.{ext}" for name in WASM_BUILDS.values()
+            for ext in ("js", "wasm")]:
         if not (root / source).is_file():
             raise FileNotFoundError(f"--web needs {root / source}: {NODE_MODULES_HINT}")
 
 
-def head_settings(module):
-    """What the page needs of the task: its inputs, its decoding, its labels."""
-    from albert_tf.export.classification import ClassifierServing, MultiLabelServing
+def _ranges(code_points):
+    """Sorted code points as `[first, last]` runs."""
+    out = []
+    for cp in code_points:
+        if out and out[-1][1] == cp - 1:
+            out[-1][1] = cp
+        else:
+            out.append([cp, cp])
+    return out
 
-    if not isinstance(module, ClassifierServing):
-        raise ValueError(f"--web: exports of {type(module).__name__} have no web page yet "
-                         "(classification, multi-label and regression exports do)")
-    if isinstance(module, MultiLabelServing):
-        kind, extra = "multi_label", {"threshold": module.threshold}
-    elif module.labels is None:
-        kind, extra = "regression", {}
-    else:
-        kind, extra = "classification", {}
-    return dict(kind=kind, inputs=["text_a", "text_b"] if module.pair else ["text"],
-                labels=None if module.labels is None else list(module.labels),
-                max_seq_length=int(module.max_seq_length), token_inputs=list(module.input_names),
-                **extra)
+
+@functools.lru_cache(maxsize=None)
+def punctuation_ranges():
+    """The code points the serving graph's `\\p{P}` (RE2, `regex_full_match`)
+    matches, as runs: asked of the graph's own op, so that the page's word and
+    cut rules are the graph's whatever the browser's Unicode version."""
+    import tensorflow as tf
+
+    every = "".join(map(chr, range(0xD800))) + "".join(map(chr, range(0xE000, 0x110000)))
+    kept = tf.strings.regex_replace(tf.constant(every.encode("utf-8")), r"\P{P}", "")
+    return _ranges(ord(c) for c in kept.numpy().decode("utf-8"))
+
+
+def text_rules(tokenizer):
+    """The rules of the graph's text cuts (`text_limit`) and words
+    (`token_classification.is_standalone`) for `tokenizer` (in-graph), JSON-able."""
+    from albert_tf.export import text_limit
+    from albert_tf.export.token_classification import ASCII_PUNCTUATION, CJK_RANGES
+
+    return dict(text_limit.rules(tokenizer), punctuation=punctuation_ranges(),
+                standalone=sorted(list(r) for r in CJK_RANGES + ASCII_PUNCTUATION),
+                solid_whitespace=_ranges(normalization.whitespace_code_points()))
+
+
+def head_settings(module):
+    """What the page needs of the task: its inputs, its decoding, its labels,
+    and the text rules of its tokenizer."""
+    try:
+        head = module.decoding_settings()
+    except ValueError as e:
+        raise ValueError(f"--web: {e}") from None
+    head.update(max_seq_length=int(module.max_seq_length), token_inputs=list(module.input_names),
+                text=text_rules(module.tokenizer))
+    return head
 
 
 def _vocabulary_file(tokenizer):
@@ -160,13 +193,19 @@ def _vocabulary_file(tokenizer):
     return "vocab.txt", "".join(t + "\n" for t in tokenizer.tokens).encode("utf-8")
 
 
-def write(module, host_tokenizer, folder, variant=DEFAULT_VARIANT, runtime=None):
-    """Writes the web bundle of a serving module into `folder` (created).
+def write(module, host_tokenizer, folder, variant=DEFAULT_VARIANT, runtime=None,
+          wasm_build=DEFAULT_WASM_BUILD):
+    """Writes the web bundle of a serving module into `folder` (created), with
+    LiteRT.js's `wasm_build` (a key of `WASM_BUILDS`) as its only WebAssembly,
+    or both builds (`"auto"`: the browser's features choose).
 
     Returns a description of it (JSON-able): its files and their sizes.
     """
     from albert_tf.export import tflite
 
+    if wasm_build not in WASM_CHOICES:
+        raise ValueError(f"unknown LiteRT.js build {wasm_build!r}; choose from "
+                         f"{', '.join(WASM_CHOICES)}")
     check_runtime(runtime)
     head = head_settings(module)
     runtime = pathlib.Path(runtime or node_modules())
@@ -176,12 +215,19 @@ def write(module, host_tokenizer, folder, variant=DEFAULT_VARIANT, runtime=None)
     described = tflite.write(module, str(folder / MODEL_FILE), variant, batch_size=1)
     vocab_name, vocab_bytes = _vocabulary_file(host_tokenizer)
     (folder / vocab_name).write_bytes(vocab_bytes)
+    builds = list(WASM_BUILDS.values()) if wasm_build == "auto" else [WASM_BUILDS[wasm_build]]
+    # A folder lets LiteRT.js choose among the builds in it; a file is loaded as named.
     head.update(vocabulary=vocab_name, model=MODEL_FILE, variant=described["variant"],
-                special=_special_ids(host_tokenizer))
+                special=_special_ids(host_tokenizer), wasm_build=wasm_build,
+                runtime="runtime/wasm/" if len(builds) > 1 else f"runtime/wasm/{builds[0]}.js")
     (folder / HEAD_FILE).write_text(json.dumps(head, indent=1), encoding="utf-8")
     (folder / TABLES_FILE).write_text(
         json.dumps(tokenizer_tables(host_tokenizer), separators=(",", ":"), ensure_ascii=False),
         encoding="utf-8")
+    for wasm in builds:
+        for ext in ("js", "wasm"):
+            shutil.copyfile(runtime / f"@litertjs/core/wasm/{wasm}.{ext}",
+                            folder / "runtime" / "wasm" / f"{wasm}.{ext}")
     for source, target, rewrites in RUNTIME_FILES:
         data = (runtime / source).read_bytes()
         if rewrites:

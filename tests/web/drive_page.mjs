@@ -1,6 +1,8 @@
 // node drive_page.mjs URL CASES OUT: opens the web export's page in headless
 // Chromium, types each case's inputs (a JSON object per line: input name ->
-// text), presses Predict, and writes the answers (one JSON per line) to OUT.
+// text), presses Predict, and writes to OUT {ready_ms, answers: [{typed,
+// answer, ms}]}: ready_ms from navigation to the page's ready state, ms from
+// the click to the answer shown.
 import fs from "fs";
 import os from "os";
 import path from "path";
@@ -42,10 +44,12 @@ try {
       }
     }
     await page.$eval("body", (b) => { b.dataset.state = "busy"; });
+    const asked = Date.now();
     await page.click("#predict");
-    await page.waitForSelector("body[data-state=answered]", { timeout: 60000 });
+    await page.waitForSelector("body[data-state=answered]", { timeout: 120000 });
+    const ms = Date.now() - asked;
     const typed = await page.$$eval("textarea", (all) => Object.fromEntries(all.map((e) => [e.name, e.value])));
-    answers.push({ typed, answer: JSON.parse(await page.$eval("#answer", (e) => e.textContent)) });
+    answers.push({ typed, answer: JSON.parse(await page.$eval("#answer", (e) => e.textContent)), ms });
   }
   fs.writeFileSync(outPath, JSON.stringify({ ready_ms: ready, answers }));
 } finally {

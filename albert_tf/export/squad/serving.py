@@ -56,6 +56,13 @@ class SquadServing(ServingModule):
         self.min_length = max(getattr(model, "start_n_top", 1), getattr(model, "end_n_top", 1))
         self.define_signatures(self._serve, ("question", "context"))
 
+    def decoding_settings(self):
+        return {"kind": "question_answering", "inputs": ["question", "context"],
+                "head": self.head, "v2": bool(self.v2), "doc_stride": int(self.doc_stride),
+                "max_query_length": int(self.max_query_length),
+                "max_answer_length": int(self.max_answer_length),
+                "null_threshold": self.null_threshold, "no_span_score": squad_decode.NO_SPAN_SCORE}
+
     def _serve(self, question, context):
         num_questions = tf.size(question)
         tok = self.tokenizer

@@ -11,8 +11,9 @@
 import { loadLiteRt, loadAndCompile, Tensor } from "./runtime/litert.js";
 import { SentencePieceProcessor } from "./runtime/sentencepiece.js";
 import { SentencePieceTokenizer, WordPieceTokenizer } from "./tokenizer.js";
+import { TextRules, answer, choose, classify, columns, pack, tag } from "./decode.js";
 
-export { SentencePieceTokenizer, WordPieceTokenizer };
+export { SentencePieceTokenizer, WordPieceTokenizer, pack };
 
 let runtime = null;  // LiteRT.js loads once per page
 
@@ -22,37 +23,10 @@ async function fetchOk(url) {
   return response;
 }
 
-function truncatedLengths(lenA, lenB, budget) {
-  if (lenA + lenB <= budget) return [lenA, lenB];
-  const keepA = Math.min(lenA, Math.max(budget - lenB, Math.floor((budget + 1) / 2)));
-  return [keepA, budget - keepA];
-}
-
-// [CLS] a [SEP] (b [SEP]) padded to maxSeqLength, as the export packs.
-export function pack(idsA, idsB, maxSeqLength, special) {
-  let tokens, segments;
-  if (idsB === null) {
-    tokens = [special.cls, ...idsA.slice(0, maxSeqLength - 2), special.sep];
-    segments = tokens.map(() => 0);
-  } else {
-    const [keepA, keepB] = truncatedLengths(idsA.length, idsB.length, maxSeqLength - 3);
-    const first = [special.cls, ...idsA.slice(0, keepA), special.sep];
-    const second = [...idsB.slice(0, keepB), special.sep];
-    tokens = first.concat(second);
-    segments = first.map(() => 0).concat(second.map(() => 1));
-  }
-  const tokenIds = new Int32Array(maxSeqLength).fill(special.pad);
-  const segmentIds = new Int32Array(maxSeqLength);
-  const paddingMask = new Int32Array(maxSeqLength);
-  tokens.forEach((t, i) => { tokenIds[i] = t; segmentIds[i] = segments[i]; paddingMask[i] = 1; });
-  return { token_ids: tokenIds, segment_ids: segmentIds, padding_mask: paddingMask };
-}
-
-function softmax(row) {
-  const top = Math.max(...row);
-  const e = row.map((x) => Math.exp(x - top));
-  const sum = e.reduce((a, b) => a + b, 0);
-  return e.map((x) => x / sum);
+function column(inputs, name) {
+  if (!(name in inputs)) throw new Error(`predict: missing input ${JSON.stringify(name)}`);
+  const value = inputs[name];
+  return Array.isArray(value) ? value : [value];
 }
 
 class AlbertModel {
@@ -60,6 +34,8 @@ class AlbertModel {
     this.head = head;
     this.tokenizer = tokenizer;
     this.compiled = compiled;
+    this.rules = new TextRules(head.text);
+    this.run = (packed) => this.outputs(packed);
   }
 
   get inputs() { return this.head.inputs; }
@@ -68,8 +44,8 @@ class AlbertModel {
     return this.tokenizer.tokenize(text);
   }
 
-  // The model's logits of one packed example (batch 1).
-  async logits(packed) {
+  // The model's outputs on one packed row (batch 1): {name: typed array}.
+  async outputs(packed) {
     const inputs = {};
     const length = this.head.max_seq_length;
     for (const name of this.head.token_inputs) inputs[name] = new Tensor(packed[name], [1, length]);
@@ -79,48 +55,48 @@ class AlbertModel {
     } finally {
       for (const t of Object.values(inputs)) t.delete();
     }
-    const names = Object.keys(outputs);
-    const tensor = outputs.logits || outputs[names[0]];
-    const values = Array.from(tensor.toTypedArray());
-    for (const t of Object.values(outputs)) t.delete();
+    const values = {};
+    for (const [name, tensor] of Object.entries(outputs)) {
+      values[name] = tensor.toTypedArray().slice();
+      tensor.delete();
+    }
     return values;
   }
 
-  decode(logits) {
-    const head = this.head;
-    if (head.kind === "regression") return { score: logits[0] };
-    if (head.kind === "multi_label") {
-      const probabilities = logits.map((x) => 1 / (1 + Math.exp(-x)));
-      const predicted = probabilities.map((p) => p >= head.threshold);
-      const chosen = head.labels.filter((_, i) => predicted[i]);
-      const labels = chosen.concat(head.labels.slice(chosen.length).map(() => ""));
-      return { probabilities, predicted, labels, num_labels: chosen.length };
+  // One row's answer from its inputs (one value per input name).
+  async answerRow(values) {
+    const [head, rules, tok, run] = [this.head, this.rules, this.tokenizer, this.run];
+    switch (head.kind) {
+      case "token_classification": return tag(head, rules, tok, values[0], run);
+      case "question_answering": return answer(head, rules, tok, values[0], values[1], run);
+      case "multiple_choice": return choose(head, rules, tok, values[0], values[1], values[2], run);
+      default: return classify(head, rules, tok, values, run);
     }
-    let best = 0;
-    logits.forEach((x, i) => { if (x > logits[best]) best = i; });
-    return { label: head.labels[best], label_id: best, probabilities: softmax(logits) };
   }
 
-  // inputs: {name: [texts]} (or {name: text}) for the head's inputs; the
-  // answer has serving_default's keys, one entry per text.
+  // inputs: {name: [values]} (or {name: value}) for the head's inputs
+  // (multiple choice: `choices` a list of strings per question, "" for none);
+  // the answer has serving_default's keys, one entry per row, padded per
+  // batch as the SavedModel pads them.
   async predict(inputs) {
-    const names = this.head.inputs;
-    const columns = names.map((name) => {
-      if (!(name in inputs)) throw new Error(`predict: missing input ${JSON.stringify(name)}`);
-      return Array.isArray(inputs[name]) ? inputs[name] : [inputs[name]];
-    });
-    const size = columns[0].length;
-    if (columns.some((c) => c.length !== size)) throw new Error("predict: inputs of different lengths");
-    const rows = [];
-    for (let r = 0; r < size; r++) {
-      const ids = columns.map((c) => this.tokenizer.tokenize(String(c[r])).ids);
-      const packed = pack(ids[0], ids.length > 1 ? ids[1] : null, this.head.max_seq_length,
-        this.tokenizer.special);
-      rows.push(this.decode(await this.logits(packed)));
+    const data = this.head.inputs.map((name) => column(inputs, name));
+    const size = data[0].length;
+    if (data.some((c) => c.length !== size)) throw new Error("predict: inputs of different lengths");
+    if (this.head.kind === "multiple_choice") {  // every question gets the batch's width
+      const rows = data[2].map((c) => (Array.isArray(c) ? c.map(String) : [String(c)]));
+      const width = Math.max(1, ...rows.map((c) => c.length));
+      const wide = rows.map((c) => c.concat(new Array(width - c.length).fill("")));
+      data[2] = wide;
+      const answers = [];
+      for (let r = 0; r < size; r++) answers.push(await this.answerRow(data.map((c) => c[r])));
+      const out = columns(answers);
+      const given = Math.max(0, ...rows.map((c) => c.length));  // no column: none shown
+      if (out.probabilities) out.probabilities = out.probabilities.map((p) => p.slice(0, given));
+      return out;
     }
-    const out = {};
-    for (const key of rows.length ? Object.keys(rows[0]) : []) out[key] = rows.map((row) => row[key]);
-    return out;
+    const answers = [];
+    for (let r = 0; r < size; r++) answers.push(await this.answerRow(data.map((c) => c[r])));
+    return columns(answers);
   }
 }
 
@@ -140,7 +116,9 @@ export async function load(url = new URL(".", import.meta.url)) {
     if (tokens[tokens.length - 1] === "") tokens.pop();
     tokenizer = new WordPieceTokenizer(tables, tokens);
   }
-  if (runtime === null) runtime = loadLiteRt(base + "runtime/wasm/");
+  // The bundle's WebAssembly: its folder (LiteRT.js picks a build by the
+  // browser's features) or, where the bundle ships one build, that file.
+  if (runtime === null) runtime = loadLiteRt(base + head.runtime);
   await runtime;
   const compiled = await loadAndCompile(base + head.model, { accelerator: "wasm" });
   return new AlbertModel(head, tokenizer, compiled);
