@@ -12,7 +12,8 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from albert_tf.export import squad_windows, text_limit, web
+from albert_tf.export import text_limit, web
+from albert_tf.export.squad import windows as squad_windows
 from albert_tf.export.token_classification import word_starts
 from albert_tf.models.crf import LinearChainCRF
 from albert_tf.tokenizer import WindowPacker
