@@ -205,17 +205,14 @@ def test_auto_precision_is_trainings_measured_choice(monkeypatch, speedup, compu
 
 
 def test_export_command_rejects_bad_reduction_options(rte, tmp_path):
+    """Through the old spelling --tflite_variants (an alias of --formats); every
+    check is in `tests/test_export_settings.py`."""
     model_dir = rte[0]
     base = [f"--model_dir={model_dir}", f"--export_dir={tmp_path}"]
-    cases = {("--precision=fp16",): "error: --precision: unknown precision 'fp16'; choose one "
-                                    "of auto, fp32, bf16",
-             ("--tflite_variants=float16,int4",): "error: --tflite_variants: unknown variant "
-                                                  "'int4'; choose from float32, float16, "
-                                                  "dynamic_int8, int8",
-             ("--tflite_variants=int8",): "error: --tflite_variants=int8 (full-integer) "
-                                          "calibrates on the task's data: give "
-                                          "--eval_data=the task's data folder",
-             (f"--eval_data={tmp_path}/none",): f"error: --eval_data: no such folder "
+    cases = {("--tflite_variants=float16,int4",): "error: formats: unknown format 'int4'; "
+                                                  "choose from tflite, tflite_quantized, "
+                                                  "float32, float16, dynamic_int8, int8, web",
+             (f"--eval_data={tmp_path}/none",): f"error: eval_data: no such folder "
                                                 f"{tmp_path}/none"}
     for args, message in cases.items():
         assert cli.one_line_error(cli.run("albert_tf.export", *base, *args)) == message
