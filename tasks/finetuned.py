@@ -12,7 +12,7 @@ from albert_tf import checkpoints, lora
 from albert_tf.backbone import AlbertBackbone
 from albert_tf.checkpoints import native
 from albert_tf.checkpoints.weights import assign
-from albert_tf.export import exporter, precision
+from albert_tf.export import exporter, formats, precision
 from albert_tf.export.settings import ExportSettings
 from albert_tf.checkpoints import load_tokenizer
 from albert_tf.training.run_folder import EXPORT_DIR, MODEL_DIR
@@ -93,9 +93,10 @@ def run_export(settings):
     version, target = exporter.check_version(settings.export_dir, settings.version)
     model_dir = exporter.resolve_model_dir(settings.model_dir)
     names = settings.format_names()
+    calibrated = [entry.name for entry in formats.chosen(names) if entry.calibrated]
     data = export_data.TaskData(
         model_dir, settings.eval_data, settings.eval_split, settings.eval_examples,
-        calibration="int8" in names, calibration_split=settings.calibration_split,
+        calibration=bool(calibrated), calibration_split=settings.calibration_split,
         calibration_examples=settings.calibration_examples) if settings.eval_data else None
     # (the data read first: its mistakes before any work)
     chosen = precision.choose(settings.precision)
@@ -105,24 +106,11 @@ def run_export(settings):
         with precision.compute_in(chosen["compute"]):
             saved_module, _ = build_serving_module(model_dir, **settings.task_options)
     info.update(version=version, precision=chosen)
-    web_bundle = _web_bundle(module, model_dir, settings.web_variant) if "web" in names else None
     target = exporter.write_export(
-        module, info, target, "tflite" in names or "tflite_quantized" in names,
-        "tflite_quantized" in names, saved_module=saved_module,
-        tflite_variants=tuple(n for n in names if n in precision.TFLITE_VARIANTS),
-        representative=data and data.calibration(module.input_names),
-        evaluate=data and data.evaluate(module.input_names), web=web_bundle,
-        renumber=settings.version is None)
+        module, info, target, names, settings=settings, saved_module=saved_module,
+        model_dir=model_dir, representative=data and data.calibration(module.input_names),
+        evaluate=data and data.evaluate(module.input_names), renumber=settings.version is None)
     return {"export_dir": target, "evaluation": info.get("evaluation")}
-
-
-def _web_bundle(module, model_dir, variant):
-    """The function writing web/ (its task checked now, before any long work)."""
-    from albert_tf.export import web
-
-    web.head_settings(module)
-    host = load_tokenizer(model_dir, host=True)
-    return lambda folder: web.write(module, host, folder, variant)
 
 
 def export_model(model_dir, export_dir, version=None, tflite=False, quantize=False,

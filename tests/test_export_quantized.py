@@ -28,7 +28,7 @@ import tasks
 from albert_tf.backbone import AlbertBackbone
 from albert_tf.checkpoints import load_tokenizer
 from albert_tf.config import AlbertConfig
-from albert_tf.export import exporter, precision, quantize, tflite
+from albert_tf.export import exporter, precision, tflite, variants
 from albert_tf.training import devices
 from albert_tf.training.finetuning import save_finetuned
 from conftest import FIXTURES
@@ -54,7 +54,7 @@ def rte(tmp_path_factory):
 
     def inputs(split):
         features = task.featurize(task.read_examples(DATA, split), tokenizer, settings, split)
-        return quantize.encoded_inputs(features, module.input_names)
+        return variants.encoded_inputs(features, module.input_names)
 
     return model_dir, module, model, inputs("dev"), inputs("train")
 
@@ -209,9 +209,10 @@ def test_export_command_rejects_bad_reduction_options(rte, tmp_path):
     check is in `tests/test_export_settings.py`."""
     model_dir = rte[0]
     base = [f"--model_dir={model_dir}", f"--export_dir={tmp_path}"]
-    cases = {("--tflite_variants=float16,int4",): "error: formats: unknown format 'int4'; "
-                                                  "choose from tflite, tflite_quantized, "
-                                                  "float32, float16, dynamic_int8, int8, web",
+    cases = {("--tflite_variants=float16,int4",): "error: formats: unknown export format "
+                                                  "'int4'; did you mean 'int8'? known export "
+                                                  "formats: dynamic_int8, float16, float32, "
+                                                  "int8, tflite, tflite_quantized, web",
              (f"--eval_data={tmp_path}/none",): f"error: eval_data: no such folder "
                                                 f"{tmp_path}/none"}
     for args, message in cases.items():

@@ -1,6 +1,6 @@
 """The export's settings: validated before any work, each error naming its field; a
-task's own export options declared by the task (here one defined in this file alone),
-and the export run from settings alone (`tasks.finetuned.run_export`)."""
+task's own export options declared by the task, and an export format, each defined in
+this file alone and exported with through `tasks.finetuned.run_export`."""
 
 import dataclasses
 import os
@@ -10,6 +10,7 @@ import pytest
 import cli_helpers as cli
 import export_helpers as helpers
 import tasks
+from albert_tf.export import formats
 from albert_tf.export.settings import ExportSettings
 from albert_tf.settings import POSITIVE_REAL, Settings, setting
 from tasks import finetuned
@@ -23,11 +24,12 @@ def _settings(**changes):
 
 
 @pytest.mark.parametrize("changes, message", [
-    ({"formats": "float16,int4"}, "formats: unknown format 'int4'; choose from tflite, "
-                                  "tflite_quantized, float32, float16, dynamic_int8, int8, web"),
+    ({"formats": "float16,int4"}, "formats: unknown export format 'int4'; did you mean "
+                                  "'int8'? known export formats: dynamic_int8, float16, "
+                                  "float32, int8, tflite, tflite_quantized, web"),
     ({"formats": "tflite", "quantize": True}, "formats: tflite and tflite_quantized both "
                                               "write model.tflite; give one"),
-    ({"formats": "int8"}, "formats: int8 (full-integer) calibrates on the task's data: give "
+    ({"formats": "int8"}, "formats: int8 is calibrated on the task's data: give "
                           "eval_data=the task's data folder"),
     ({"precision": "fp16"}, "precision must be one of auto, fp32, bf16, got 'fp16'"),
     ({"web_variant": "int8"}, "web_variant must be one of float32, float16, dynamic_int8, "
@@ -129,3 +131,52 @@ def test_export_command_help_lists_the_task_export_options():
                  "--[no]quantize", "--[no]tflite"):
         assert flag in result.stdout, flag
     assert "held-out" in result.stdout  # the task's own help text
+
+
+def _write_golden(job, path):
+    """A toy export format: the `encoded` outputs of fixed token ids, as one .npz
+    file, against which a deployment can check its runtime."""
+    import numpy as np
+
+    module = job.module
+    inputs = {name: np.full((2, module.max_seq_length), 1 if name != "token_ids" else 7,
+                            np.int32) for name in module.input_names}
+    outputs = {k: np.asarray(v) for k, v in module.run_model(inputs).items()}
+    np.savez(path, **{f"input_{k}": v for k, v in inputs.items()}, **outputs)
+    return {"file": os.path.basename(path), "outputs": sorted(outputs),
+            "note": job.option("web_variant", "no settings")}
+
+
+@pytest.fixture
+def golden_format():
+    entry = formats.register(formats.Format("golden", "golden.npz, outputs of fixed inputs",
+                                            "golden.npz", _write_golden,
+                                            info_key=("checks", "golden")))
+    yield entry
+    formats.REGISTRY.unregister(entry.name)
+
+
+def test_a_format_defined_here_is_written_by_run_export(tmp_path, golden_format):
+    import numpy as np
+
+    model_dir, _, _, model = helpers.finetuned_dir(tmp_path / "run", "sst2")
+    settings = ExportSettings(model_dir=model_dir, export_dir=str(tmp_path / "export"),
+                              precision="fp32", formats="golden", tflite=True)
+    assert settings.format_names() == ("golden", "tflite")
+    target = finetuned.run_export(settings)["export_dir"]
+    info = helpers.export_info(target)
+    assert info["checks"]["golden"] == {"file": "golden.npz", "outputs": ["logits"],
+                                        "note": "dynamic_int8"}  # it read the settings
+    assert golden_format.described(info) == info["checks"]["golden"]
+    saved = dict(np.load(os.path.join(target, "golden.npz")))
+    inputs = {k[len("input_"):]: v for k, v in saved.items() if k.startswith("input_")}
+    np.testing.assert_allclose(saved["logits"], model(inputs)["logits"], atol=1e-5)
+    assert info["tflite"]["file"] == "model.tflite"  # the built-in formats beside it
+    # What the measurement runs: the SavedModel and the formats that give runners.
+    runners = formats.runners(target, info, formats.chosen(settings.format_names()))
+    assert list(runners) == ["saved_model_fp32", "tflite_float32"]
+    for run in runners.values():
+        np.testing.assert_allclose(run(inputs)["logits"], saved["logits"], atol=1e-4)
+    with pytest.raises(ValueError, match="formats: unknown export format 'gold'; did you "
+                                         "mean 'golden'"):
+        ExportSettings(model_dir=model_dir, export_dir="e", formats="gold")

@@ -10,15 +10,10 @@ carried under `task_options` and validated by the task.
 import dataclasses
 import os
 
+from albert_tf.export import formats as formats_lib
 from albert_tf.export import web as web_lib
 from albert_tf.export.precision import PRECISIONS
 from albert_tf.settings import POSITIVE, Settings, setting
-
-# What an export may hold besides the SavedModel (see `format_names`).
-FORMATS = ("tflite", "tflite_quantized", "float32", "float16", "dynamic_int8", "int8", "web")
-# The formats that each write model.tflite.
-PRIMARY_TFLITE = ("tflite", "tflite_quantized")
-CALIBRATED = ("int8",)  # formats calibrated on the task's data (eval_data)
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
@@ -32,12 +27,9 @@ class ExportSettings(Settings):
                              "training's --precision=auto; recorded in the export).",
                              choices=PRECISIONS)
     formats: str = setting("", help="What to write beside the SavedModel, a comma-separated "
-                           "list: tflite (model.tflite, token ids in), tflite_quantized "
-                           "(model.tflite with dynamic-range int8 weights); float32, float16, "
-                           "dynamic_int8, int8 (model_<variant>.tflite; int8 is full-integer, "
-                           "calibrated on --eval_data's --calibration_split); web (web/: the "
-                           "page, albert.js, the tokenizer, the TFLite model of --web_variant "
-                           "and the LiteRT.js runtime, served as static files).")
+                           "list of export formats (albert_tf.export.formats): " + "; ".join(
+                               f"{name}: {formats_lib.get(name).help}"
+                               for name in formats_lib.names()) + ".")
     tflite: bool = setting(False, help="Also write model.tflite (token ids in): adds tflite "
                            "to --formats.")
     quantize: bool = setting(False, help="model.tflite with dynamic-range int8 weights "
@@ -74,19 +66,16 @@ class ExportSettings(Settings):
         return tuple(dict.fromkeys(names))
 
     def checks(self):
-        names = self.format_names()
-        unknown = [name for name in names if name not in FORMATS]
-        return ((not unknown, f"formats: unknown format {unknown[0]!r}; choose from "
-                 f"{', '.join(FORMATS)}" if unknown else ""),
-                (not set(PRIMARY_TFLITE) <= set(names),
-                 f"formats: {' and '.join(PRIMARY_TFLITE)} both write model.tflite; give one"),
-                (self.eval_data or not set(CALIBRATED) & set(names),
-                 "formats: int8 (full-integer) calibrates on the task's data: give "
-                 "eval_data=the task's data folder"))
+        entries = formats_lib.chosen(self.format_names())  # unknown names, shared paths
+        calibrated = [entry.name for entry in entries if entry.calibrated]
+        return ((self.eval_data or not calibrated,
+                 f"formats: {calibrated[0]} is calibrated on the task's data: give "
+                 "eval_data=the task's data folder" if calibrated else ""),)
 
     def check_files(self):
         """What the export needs on disk besides the model (cheap: before any work)."""
         if self.eval_data and not os.path.isdir(self.eval_data):
             raise FileNotFoundError(f"eval_data: no such folder {self.eval_data}")
-        if "web" in self.format_names():
-            web_lib.check_runtime()
+        for entry in formats_lib.chosen(self.format_names()):
+            if entry.check is not None:
+                entry.check(self)
