@@ -47,6 +47,8 @@ class Server:
         try:
             if body is not None and not isinstance(body, (bytes, str)):
                 body = json.dumps(body)
+            if isinstance(body, str):
+                body = body.encode("utf-8")  # as curl sends it (http.client: latin-1)
             connection.request(method, path, body=body, headers=headers or {})
             response = connection.getresponse()
             raw = response.read()

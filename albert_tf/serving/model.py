@@ -100,9 +100,8 @@ class ExportModel(kserve.Model):
 
 
 def _freeze():
-    """Moves the objects alive now (a loaded SavedModel makes hundreds of thousands of
-    them) out of the garbage collector's sight: a full collection would walk them all
-    while requests wait (tens of milliseconds on the tail of the latency)."""
+    """Moves the objects alive now (a loaded SavedModel's many) out of the garbage
+    collector's sight: a full collection would walk them all while requests wait."""
     gc.collect()
     gc.freeze()
 
