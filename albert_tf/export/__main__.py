@@ -39,10 +39,9 @@ def main(argv):
     with cli.user_errors():
         cli.check_arguments(argv, FLAGS, required=("model_dir", "export_dir"))
         settings = settings_from_flags()
-        settings.check_files()
         from tasks import finetuned
 
-        result = finetuned.run_export(settings)
+        result = finetuned.run_export(settings)  # its checks first, then the work
     if result["evaluation"]:
         print(_describe(result["evaluation"]))
     print(result["export_dir"])
