@@ -14,8 +14,9 @@ Both give ids without special tokens and have `pad_id`, `unk_id`, `cls_id`,
 the host form also `fingerprint()`, a short hash of its vocabulary and casing.
 
 A `VocabularyType` knows one kind of vocabulary file: how to recognise it,
-under which names checkpoint folders ship it, and how to build both forms of
-its tokenizer. `albert_tf.tokenizer.load_tokenizer` picks the type from a
+under which names checkpoint folders ship it, how to build both forms of
+its tokenizer and, if it can, how to train one (`train`, which
+`albert-tf tokenizer train --type=NAME` runs). `albert_tf.tokenizer.load_tokenizer` picks the type from a
 checkpoint folder or a vocabulary file. A new vocabulary type is one module
 that defines and `register`s its type, named in `TYPE_MODULES`.
 """
@@ -62,6 +63,18 @@ class VocabularyType(abc.ABC):
                 return os.path.join(folder, name)
         return None
 
+    def train(self, input_files, vocab_size, output, lowercase=False, verbose=False):
+        """Trains a vocabulary of this type on the text files `input_files` and
+        writes it to `output` (a path prefix or a folder, as the type says);
+        returns the line `tokenizer train` prints (what was written). A type
+        that cannot train keeps this default."""
+        raise ValueError(f"the {self.name} vocabulary type has no trainer")
+
+    @property
+    def trainable(self):
+        """Whether this type overrides `train`."""
+        return type(self).train is not VocabularyType.train
+
     @abc.abstractmethod
     def save(self, tokenizer, directory):
         """Writes the tokenizer's vocabulary into `directory` as `file_name`; returns
@@ -95,6 +108,11 @@ get_type = REGISTRY.get
 def vocabulary_types():
     """The registered types, by name (their modules imported on first use)."""
     return REGISTRY.entries()
+
+
+def trainable_types():
+    """The names of the registered types that can train a vocabulary."""
+    return sorted(name for name, t in vocabulary_types().items() if t.trainable)
 
 
 def vocabulary_file_names():
