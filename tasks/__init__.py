@@ -24,3 +24,10 @@ def option_classes():
         if task.options_class is not None and task.options_class not in found:
             found.append(task.options_class)
     return found
+
+
+def data_sources():
+    """`{task name: albert_tf.datasets.DataSource}` of the tasks with a public data set
+    (what `albert-tf download --dataset` fetches)."""
+    return {name: task.data_source for name, task in REGISTRY.entries().items()
+            if task.data_source is not None}

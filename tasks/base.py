@@ -98,6 +98,9 @@ class Task(abc.ABC):
     options_class = None
     # The package extras (`albert_tf.extras.EXTRAS`) its evaluation needs.
     extras = ()
+    # Where `albert-tf download --dataset=NAME` fetches the task's data (an
+    # `albert_tf.datasets.DataSource`), or None (no public data set).
+    data_source = None
     # The metric that ranks steps and runs (--keep_best, early stopping, seeds,
     # search): a key of what `evaluate` returns for the first of `eval_splits`.
     primary_metric = None

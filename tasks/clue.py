@@ -31,6 +31,7 @@ import typing
 
 import numpy as np
 
+from albert_tf import datasets
 from albert_tf.io_utils import JSON_KINDS, atomic_file, json_kind, json_objects, numbered_lines
 from albert_tf.models import AlbertClassifier
 from tasks import long_inputs, metrics, register
@@ -51,6 +52,8 @@ class ClueSpec:
     pair: whether the task takes two texts (`text_b` is never None).
     skip_label: rows of labelled splits with this label are left out.
     input_format: how a raw input is built, for the serving description.
+    source: where `albert-tf download` fetches it (`albert_tf.datasets.DataSource`);
+        default: CLUE's public archive of the task.
     """
 
     name: str
@@ -59,6 +62,11 @@ class ClueSpec:
     pair: bool
     skip_label: str | None = None
     input_format: str = ""
+    source: datasets.DataSource | None = None
+
+    def __post_init__(self):
+        if self.source is None:
+            object.__setattr__(self, "source", datasets.clue_source(self.name))
 
     @property
     def submission_name(self):
@@ -229,6 +237,7 @@ class ClueTask(Task):
         self.spec = spec
         self.name = spec.name
         self.primary_metric = "accuracy"
+        self.data_source = spec.source
         self._ids = {label: i for i, label in enumerate(spec.labels)}
 
     def read_examples(self, data_dir, split, options=None):
