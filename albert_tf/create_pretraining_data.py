@@ -23,7 +23,7 @@ from albert_tf import cli  # noqa: E402
 from albert_tf.pretraining.documents import count_documents, expand_inputs  # noqa: E402
 from albert_tf.pretraining.options import DataFiles, DataOptions  # noqa: E402
 from albert_tf.progress import Progress  # noqa: E402
-from albert_tf.tokenizer.loading import tokenizer_from  # noqa: E402
+from albert_tf.tokenizer.loading import load_tokenizer  # noqa: E402
 
 FLAGS = flags.FLAGS
 cli.define_flags(DataFiles)
@@ -38,7 +38,7 @@ def main(argv):
         paths = cli.settings_from_flags(DataFiles, FLAGS)
         options = cli.settings_from_flags(DataOptions, FLAGS)
         files = expand_inputs(paths.input)
-        tokenizer = tokenizer_from(paths.vocab_file, host=True)
+        tokenizer = load_tokenizer(paths.vocab_file, host=True)
         documents = count_documents(files, options.input_format) * options.dupe_factor
         cli.load_tensorflow()
         from albert_tf.pretraining import pipeline

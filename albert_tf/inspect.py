@@ -159,7 +159,8 @@ def _hidden_states(settings):
         extras.require("plots", "inspect --hidden_states --output (hidden_states.png)")
         os.makedirs(settings.output, exist_ok=True)
     _start_tensorflow()
-    from albert_tf.checkpoints import load_pretrained, load_tokenizer
+    from albert_tf.checkpoints import load_pretrained
+    from albert_tf.tokenizer.loading import load_tokenizer
 
     paths = [settings.init_checkpoint] + ([settings.compare] if settings.compare else [])
     # Every tokenizer first: a missing vocabulary stops the run before any model loads.

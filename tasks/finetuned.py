@@ -13,7 +13,7 @@ from albert_tf.backbone import AlbertBackbone
 from albert_tf.checkpoints import native
 from albert_tf.checkpoints.weights import assign
 from albert_tf.export import exporter
-from albert_tf.checkpoints import load_tokenizer
+from albert_tf.tokenizer.loading import load_tokenizer
 from albert_tf.training.run_folder import EXPORT_DIR, MODEL_DIR
 from albert_tf.training.settings import FinetuneSettings
 

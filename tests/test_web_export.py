@@ -67,7 +67,7 @@ def _saved_model_answers(target, names, rows):
 @pytest.mark.parametrize("task_name", ["mrpc", "stsb"])
 def test_page_answers_as_the_saved_model(tmp_path, task_name):
     import export_helpers
-    from albert_tf.checkpoints import load_tokenizer
+    from albert_tf.tokenizer.loading import load_tokenizer
     from albert_tf.export import exporter
     from tasks import finetuned
 

@@ -24,9 +24,9 @@ from albert_tf.checkpoints import brightmart, download, google, hf, keras_hub, n
 from albert_tf.checkpoints.weights import CheckpointError, assign, model_variables
 from albert_tf.io_utils import atomic_directory
 from albert_tf.models.pretraining import AlbertPretrainingModel
-from albert_tf.tokenizer.loading import save_vocabulary, tokenizer_from
+from albert_tf.tokenizer.loading import save_vocabulary
 
-__all__ = ["CheckpointError", "detect_format", "export_hf", "init_from_group0", "load_tokenizer",
+__all__ = ["CheckpointError", "detect_format", "export_hf", "init_from_group0",
            "load_pretrained", "load_task_weights", "load_weights", "read_checkpoint",
            "save_pretrained"]
 
@@ -118,24 +118,6 @@ def load_pretrained(path, with_heads=False, dtype=None, overrides=None, recomput
         model = AlbertPretrainingModel(model)
     load_weights(model, fmt, config, tensors, source, with_heads)
     return model
-
-
-def load_tokenizer(path, host=False, lowercase=None):
-    """The tokenizer that belongs to a checkpoint or a vocabulary file.
-
-    Args:
-        path: a vocabulary file (a SentencePiece `.model`); a checkpoint folder
-            of any format `load_pretrained` reads, or a TF1 prefix; a
-            fine-tuned or pretrained albert_tf folder (it records its
-            vocabulary); or a published checkpoint name (fetched into the cache).
-        host: the host form (plain Python, for featurization) instead of the
-            in-graph Keras layer; both give the same ids.
-        lowercase: force the casing; None: the folder's record, Hugging Face's
-            `do_lower_case`, else detected from the vocabulary.
-    """
-    if download.is_published_name(path) and not os.path.exists(path):
-        path = download.resolve(path)
-    return tokenizer_from(path, host=host, lowercase=lowercase)
 
 
 def _is_backbone(name):

@@ -125,7 +125,7 @@ def _export():
 
 def _web_bundle(module, model_dir):
     """The function writing web/ (its task checked now, before any long work)."""
-    from albert_tf.checkpoints import load_tokenizer
+    from albert_tf.tokenizer.loading import load_tokenizer
     from albert_tf.export import web
 
     web.head_settings(module)

@@ -16,8 +16,8 @@ the host form also `fingerprint()`, a short hash of its vocabulary and casing.
 A `VocabularyType` knows one kind of vocabulary file: how to recognise it,
 under which names checkpoint folders ship it, how to build both forms of
 its tokenizer and, if it can, how to train one (`train`, which
-`albert-tf tokenizer train --type=NAME` runs). `albert_tf.tokenizer.load_tokenizer` picks the type from a
-checkpoint folder or a vocabulary file. A new vocabulary type is one module
+`albert-tf tokenizer train --type=NAME` runs). `albert_tf.load_tokenizer` picks
+the type from a checkpoint folder or a vocabulary file. A new vocabulary type is one module
 that defines and `register`s its type, named in `TYPE_MODULES`.
 """
 

@@ -20,7 +20,7 @@ from albert_tf.data import padded_length
 from albert_tf.data.features import cache_key, cached
 from albert_tf.io_utils import atomic_file
 from albert_tf.progress import Progress
-from albert_tf.checkpoints import load_tokenizer
+from albert_tf.tokenizer.loading import load_tokenizer
 from albert_tf.checkpoints.weights import CheckpointError
 from albert_tf.training import engine, evaluation
 from albert_tf.training import settings as settings_lib
