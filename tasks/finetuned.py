@@ -35,7 +35,7 @@ def load_finetuned(model_dir, host=True):
     checkpoint = checkpoints.read_checkpoint(model_dir)
     if "lora" in meta:
         return task, settings, _merged_lora_model(task, settings, meta, checkpoint), tokenizer
-    model = task.build_model(AlbertBackbone(checkpoint[1]), settings, meta.get("head"))
+    model = task.build_model(AlbertBackbone(checkpoint.config), settings, meta.get("head"))
     if not checkpoints.load_task_weights(model, checkpoint):
         raise ValueError(f"{model_dir}: holds no {model.head_kind} head for task {task.name!r}")
     return task, settings, model, tokenizer
@@ -44,7 +44,7 @@ def load_finetuned(model_dir, host=True):
 def _merged_lora_model(task, settings, meta, checkpoint):
     """The task model of a LoRA folder (adapters and head beside a backbone
     reference, see `albert_tf.lora`), with its adapters merged into the kernels."""
-    _, config, tensors, model_dir = checkpoint
+    config, tensors, model_dir = checkpoint.config, checkpoint.tensors, checkpoint.source
     adapters = lora.Adapters.from_dict(meta["lora"], os.path.join(model_dir, native.CONFIG_FILE))
     try:
         backbone = checkpoints.read_checkpoint(adapters.backbone)

@@ -49,7 +49,7 @@ def model_config(settings, checkpoint, vocabulary_size):
     vocabulary) and what is wrong, or None."""
     model = settings.model or DEFAULT_MODEL
     if checkpoint is not None:
-        config, source = checkpoint[1], checkpoint[3]
+        config, source = checkpoint.config, checkpoint.source
     elif model in preset_names():
         config, source = AlbertConfig.preset(model, vocabulary_size=vocabulary_size), model
     else:
@@ -82,7 +82,8 @@ def build_model(task, settings, policy, config, checkpoint, head=None, new_run=T
                 settings.learning_rate, settings.warmup_steps, settings.train_steps,
                 settings.dropout)
     elif checkpoints.load_task_weights(model, checkpoint):
-        logging.info("%s: loaded the fine-tuned %s head too", checkpoint[3], model.head_kind)
+        logging.info("%s: loaded the fine-tuned %s head too", checkpoint.source,
+                     model.head_kind)
     if settings.lora_rank:  # after the pretrained weights: they are what LoRA freezes
         lora.enable_lora(backbone, settings.lora_rank, settings.lora_alpha)
     return model
