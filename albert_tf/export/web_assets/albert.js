@@ -94,7 +94,7 @@ class AlbertModel {
       const predicted = probabilities.map((p) => p >= head.threshold);
       const chosen = head.labels.filter((_, i) => predicted[i]);
       const labels = chosen.concat(head.labels.slice(chosen.length).map(() => ""));
-      return { probabilities, predicted, labels, num_labels: chosen.length };
+      return { probabilities, predicted, labels, num_predicted: chosen.length };
     }
     let best = 0;
     logits.forEach((x, i) => { if (x > logits[best]) best = i; });
