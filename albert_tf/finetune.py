@@ -17,7 +17,7 @@ import os
 from absl import app, flags
 
 from albert_tf import cli
-from albert_tf.config import read_json
+from albert_tf.io_utils import read_json
 
 cli.load_tensorflow()  # the task registry imports it: without its start-up noise
 import tasks  # noqa: E402 - the registry: each task's options become flags

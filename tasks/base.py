@@ -4,7 +4,7 @@ import abc
 import dataclasses
 import os
 
-from albert_tf.config import read_json
+from albert_tf.io_utils import read_json
 
 # The words of metric names for which lower is better.
 LOWER_IS_BETTER = {"loss", "mse", "mae", "rmse", "error", "perplexity"}

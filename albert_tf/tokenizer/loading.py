@@ -7,7 +7,7 @@ TensorFlow loads. Only a published name loads `albert_tf.checkpoints.download`.
 
 import os
 
-from albert_tf.config import read_json
+from albert_tf.io_utils import read_json
 from albert_tf.tokenizer.base import get_type, vocabulary_types
 
 # What an albert_tf model folder records about its vocabulary (see `save_vocabulary`).

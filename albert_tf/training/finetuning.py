@@ -15,10 +15,10 @@ import numpy as np
 
 from albert_tf import checkpoints, extras, lora
 from albert_tf.backbone import AlbertBackbone
-from albert_tf.config import AlbertConfig, preset_names, read_json
+from albert_tf.config import AlbertConfig, preset_names
 from albert_tf.data import padded_length
 from albert_tf.data.features import cache_key, cached
-from albert_tf.io_utils import atomic_file
+from albert_tf.io_utils import atomic_file, read_json
 from albert_tf.progress import Progress
 from albert_tf.tokenizer.loading import load_tokenizer
 from albert_tf.checkpoints.weights import CheckpointError
