@@ -126,7 +126,8 @@ def run_kfold(repeat):
     """`--kfold`: the folds written from --train_file, one run per fold, the summary and
     the out-of-fold predictions."""
     task, settings = resolve_settings()
-    folds = task.kfold_files(task.options(settings), settings.data_dir, repeat.kfold,
+    task = task.bind(settings)
+    folds = task.kfold_files(task.task_options, settings.data_dir, repeat.kfold,
                              os.path.join(FLAGS.output_dir, repeats.KFOLD_DATA))
     runs = [resolve_settings(overrides={
         "output_dir": os.path.join(FLAGS.output_dir, repeats.fold_folder(fold.index)),

@@ -113,7 +113,7 @@ def main(argv):
         parameters = space.parse_space(search.space, FinetuneSettings)
         base = shared_settings()
         resolved = check(task, base, parameters)
-        metric = search.metric or task.primary_metric_for(task.options(resolved))
+        metric = search.metric or task.primary_metric_for(task.bind(resolved).task_options)
         maximize = task.greater_is_better(metric)
         trials = search.trials
         if search.sampler == "grid":

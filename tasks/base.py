@@ -1,6 +1,7 @@
 """What every task shares: its examples and its fine-tuning recipe."""
 
 import abc
+import copy
 import dataclasses
 import os
 
@@ -126,8 +127,30 @@ class Task(abc.ABC):
         """The `Recipe` of a run from random weights (the `from_scratch` block)."""
         return load_scratch_recipe(self.recipe)
 
+    # On a task bound to a run (`bind`): its validated options and what the task
+    # computed from the run's files (e.g. label statistics), kept for that run only.
+    task_options = None
+    run_cache = None
+    _bound_to = None
+
+    def bind(self, settings):
+        """This task for one run of `settings`: a copy whose `task_options` are the
+        options validated once (`options`), and whose `run_cache` holds what the task
+        derives from the run's files. The registered task stays unbound."""
+        bound = copy.copy(self)
+        bound.task_options = self._validated_options(settings)
+        bound.run_cache = {}
+        bound._bound_to = dict(settings.task_options)
+        return bound
+
     def options(self, settings):
-        """The task's validated `settings.task_options` (an `options_class` instance)."""
+        """The task's validated `settings.task_options` (an `options_class` instance);
+        on a task bound to those options, the ones validated at binding."""
+        if self._bound_to is not None and settings.task_options == self._bound_to:
+            return self.task_options
+        return self._validated_options(settings)
+
+    def _validated_options(self, settings):
         if self.options_class is None:
             if settings.task_options:
                 raise ValueError(f"task {self.name!r} takes no task options, got "

@@ -19,7 +19,8 @@ from albert_tf.training.settings import FinetuneSettings
 
 
 def load_finetuned(model_dir, host=True):
-    """(task, settings, model, tokenizer) of a fine-tuned model folder.
+    """(task, settings, model, tokenizer) of a fine-tuned model folder; the task is
+    bound to the settings (`Task.bind`).
 
     `model_dir` is the `model/` folder a fine-tuning run writes: albert_tf's
     format with the task head, the run's settings and its vocabulary.
@@ -29,8 +30,8 @@ def load_finetuned(model_dir, host=True):
     if "task" not in meta or "settings" not in meta:
         raise ValueError(f"{model_dir}: not a fine-tuned model (no task in "
                          f"{native.CONFIG_FILE}); its heads: {meta.get('heads')}")
-    task = tasks.get(meta["task"])
     settings = FinetuneSettings.from_dict(meta["settings"], f"{model_dir}: settings")
+    task = tasks.get(meta["task"]).bind(settings)
     tokenizer = load_tokenizer(model_dir, host=host)
     checkpoint = checkpoints.read_checkpoint(model_dir)
     if "lora" in meta:

@@ -114,7 +114,7 @@ class Run:
     head = None
 
     def __init__(self, task, settings, verbose=True):
-        task.options(settings)  # reject unknown task options before any work
+        task = task.bind(settings)  # rejects unknown task options before any work
         if settings.do_eval:
             for extra in task.extras:
                 extras.require(extra, f"evaluating task {task.name!r}")
@@ -217,7 +217,7 @@ class Run:
     def examples(self, split):
         if split not in self._examples:
             self._examples[split] = self.task.read_examples(
-                self.settings.data_dir, split, self.task.options(self.settings))
+                self.settings.data_dir, split, self.task.task_options)
         return self._examples[split]
 
     def features_key(self, split):
@@ -263,7 +263,7 @@ class Run:
         """The `evaluation.Selection` of --best_metric (default: the task's primary
         metric, in the direction the task declares) and early stopping."""
         s = self.settings
-        metric = s.best_metric or self.task.primary_metric_for(self.task.options(s))
+        metric = s.best_metric or self.task.primary_metric_for(self.task.task_options)
         key = evaluation.history_key(metric, self.task.eval_splits)
         return evaluation.Selection(key, self.task.greater_is_better(key),
                                     s.early_stopping_patience, s.early_stopping_min_delta)
@@ -277,7 +277,7 @@ class Run:
             return None
         selection = self.selection()
         primary = evaluation.history_key(
-            self.task.primary_metric_for(self.task.options(s)), self.task.eval_splits)
+            self.task.primary_metric_for(self.task.task_options), self.task.eval_splits)
         return evaluation.Evaluator(
             self.evaluate, steps, self.task.eval_splits,
             lambda step: step * s.batch_size / train_examples, selection,
@@ -420,7 +420,7 @@ def run(task, settings, verbose=True, make_run=Run):
     make_run: `Run` or a subclass, called as `make_run(task, settings, verbose)`.
     """
     current = make_run(task, settings, verbose)
-    settings, setup = current.settings, current.setup
+    settings, setup, task = current.settings, current.setup, current.task  # the bound task
     results = {"task": task.name, "precision": setup.policy, "xla": setup.jit,
                "replicas": setup.replicas}
     if settings.do_eval:
