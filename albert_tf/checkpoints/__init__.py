@@ -25,7 +25,7 @@ from albert_tf.checkpoints import brightmart, download, google, hf, keras_hub, n
 from albert_tf.checkpoints.weights import CheckpointError, assign, model_variables
 from albert_tf.io_utils import atomic_directory
 from albert_tf.models.pretraining import AlbertPretrainingModel
-from albert_tf.tokenizer.loading import save_vocabulary
+from albert_tf.tokenizer.base import save_vocabulary
 
 __all__ = ["Checkpoint", "CheckpointError", "detect_format", "export_hf", "init_from_group0",
            "load_pretrained", "load_task_weights", "load_weights", "read_checkpoint",

@@ -62,7 +62,7 @@ from albert_tf.lazy import lazy_exports
 _EXPORTS = {
     "AlbertTokenizer": "albert_tf.tokenizer.layer",
     "load_tokenizer": "albert_tf.tokenizer.loading",
-    "save_vocabulary": "albert_tf.tokenizer.loading",
+    "save_vocabulary": "albert_tf.tokenizer.base",
     "HostTokenizer": "albert_tf.tokenizer.host",
     "SegmentPacker": "albert_tf.tokenizer.packing",
     "pack_host": "albert_tf.tokenizer.packing",

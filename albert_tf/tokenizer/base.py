@@ -27,6 +27,8 @@ import os
 from albert_tf.registry import Registry
 
 TYPE_MODULES = ("albert_tf.tokenizer.spm", "albert_tf.tokenizer.wordpiece")
+# Hugging Face's tokenizer settings; its `do_lower_case` gives the casing.
+TOKENIZER_CONFIG = "tokenizer_config.json"
 
 
 class VocabularyType(abc.ABC):
@@ -118,3 +120,9 @@ def trainable_types():
 def vocabulary_file_names():
     """Every file name a checkpoint folder may ship a vocabulary under (for downloads)."""
     return [name for t in vocabulary_types().values() for name in t.folder_files]
+
+
+def save_vocabulary(tokenizer, directory):
+    """Writes `tokenizer`'s vocabulary into `directory`; returns the record that
+    `loading.load_tokenizer` reads back from the folder's config."""
+    return get_type(tokenizer.vocabulary_type).save(tokenizer, directory)

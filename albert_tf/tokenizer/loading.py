@@ -8,12 +8,10 @@ TensorFlow loads. Only a published name loads `albert_tf.checkpoints.download`.
 import os
 
 from albert_tf.io_utils import read_json
-from albert_tf.tokenizer.base import get_type, vocabulary_types
+from albert_tf.tokenizer.base import TOKENIZER_CONFIG, get_type, vocabulary_types
 
-# What an albert_tf model folder records about its vocabulary (see `save_vocabulary`).
+# What an albert_tf model folder records about its vocabulary (see `base.save_vocabulary`).
 NATIVE_CONFIG = "albert_tf_config.json"
-# Hugging Face's tokenizer settings; its `do_lower_case` gives the casing.
-TOKENIZER_CONFIG = "tokenizer_config.json"
 
 
 def load_tokenizer(path, host=False, lowercase=None):
@@ -97,9 +95,3 @@ def _json_field(path, key):
         return None
     value = read_json(path)
     return value.get(key) if isinstance(value, dict) else None
-
-
-def save_vocabulary(tokenizer, directory):
-    """Writes `tokenizer`'s vocabulary into `directory`; returns the record that
-    `load_tokenizer` reads back from the folder's config."""
-    return get_type(tokenizer.vocabulary_type).save(tokenizer, directory)
