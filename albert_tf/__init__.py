@@ -14,7 +14,7 @@ _EXPORTS = {
     "detect_format": "albert_tf.checkpoints",
     "export_hf": "albert_tf.checkpoints",
     "load_pretrained": "albert_tf.checkpoints",
-    "load_tokenizer": "albert_tf.checkpoints",
+    "load_tokenizer": "albert_tf.tokenizer.loading",
     "save_pretrained": "albert_tf.checkpoints",
 }
 __all__ = sorted(_EXPORTS)

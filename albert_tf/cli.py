@@ -19,13 +19,14 @@ from absl import flags, logging
 
 from albert_tf.errors import RunStopped
 from albert_tf.extras import MissingExtra
-from albert_tf.settings import value_type
+from albert_tf.settings import is_list, value_type
 
 
 def define_flags(settings_class, flag_values=flags.FLAGS, unset=(), unset_help=""):
     """Defines one flag per field of `settings_class` (fields declared with `flag=True`).
 
-    The flag has the field's default, help text and choices; the fields in
+    The flag has the field's default, help text and choices (a `tuple[str, ...]`
+    field: a comma-separated list flag); the fields in
     `unset` get no default (None: "not given"), their help ending in `unset_help`.
     A name already defined (a field shared by two settings classes) is skipped.
     The flags belong to the calling module (so that `--helpshort` lists them).
@@ -42,6 +43,9 @@ def define_flags(settings_class, flag_values=flags.FLAGS, unset=(), unset_help="
         kind, _ = value_type(field)
         if meta.get("choices"):
             flags.DEFINE_enum(field.name, default, list(meta["choices"]), help_text,
+                              flag_values=flag_values, module_name=module)
+        elif is_list(kind):
+            flags.DEFINE_list(field.name, None if default is None else list(default), help_text,
                               flag_values=flag_values, module_name=module)
         else:
             define = {bool: flags.DEFINE_boolean, int: flags.DEFINE_integer,
@@ -85,7 +89,7 @@ def check_arguments(argv, flag_values, required=()):
     `required` flags."""
     if len(argv) > 1:
         sys.exit(f"error: unexpected arguments {argv[1:]}")
-    missing = [f"--{name}" for name in required if not flag_values[name].value]
+    missing = [f"--{name}" for name in required if flag_values[name].value in (None, "", [])]
     if missing:
         raise ValueError(f"missing required flag(s): {', '.join(missing)}")
 

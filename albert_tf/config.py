@@ -8,8 +8,9 @@ brightmart/albert_zh's `albert_config_*.json` is read by `from_brightmart_json`
 """
 
 import dataclasses
-import json
 import os
+
+from albert_tf.io_utils import read_json
 
 SHARING_MODES = ("all", "attention", "ffn", "none")
 ACTIVATIONS = ("gelu_approximate", "gelu", "relu")
@@ -150,15 +151,6 @@ class AlbertConfig:
 
 def preset_names():
     return sorted(f[:-5] for f in os.listdir(_PRESET_DIR) if f.endswith(".json"))
-
-
-def read_json(path):
-    """Reads a JSON file; a parse error names the file, line and column."""
-    try:
-        with open(path, encoding="utf-8") as f:
-            return json.load(f)
-    except json.JSONDecodeError as e:
-        raise ValueError(f"{path}:{e.lineno}:{e.colno}: invalid JSON: {e.msg}") from None
 
 
 def _grouped_layout(config, format_name):

@@ -8,7 +8,10 @@
 | SQuAD v1.1, v2.0 (squad, squad_v2) | the SQuAD explorer's JSON files | `squad/{train,dev}-v<version>.json` |
 | CLUE (afqmc tnews iflytek cmnli ocnli cluewsc2020 csl), CMRC 2018 | CLUE's public task archives | `clue/<task>/{train,dev,test}.json` |
 
-Each data set keeps its own licence (GLUE's tasks, SQuAD: CC BY-SA 4.0, CLUE's
+Each task says where its data comes from (`tasks.base.Task.data_source`, a
+`DataSource` made by the functions below; GLUE's and CLUE's in their spec
+rows), and `albert-tf download` gathers them from the task registry. Each data
+set keeps its own licence (GLUE's tasks, SQuAD: CC BY-SA 4.0, CLUE's
 tasks); fetching one is agreeing to it. A folder appears complete or not at all.
 """
 
@@ -21,6 +24,7 @@ import urllib.request
 import zipfile
 
 from albert_tf.io_utils import atomic_directory
+from albert_tf.settings import Settings, setting
 
 GLUE_URL = "https://dl.fbaipublicfiles.com/glue/data/{name}.zip"
 MRPC_URLS = {"dev_ids": "https://dl.fbaipublicfiles.com/glue/data/mrpc_dev_ids.tsv",
@@ -45,26 +49,50 @@ class DataSource:
     marker: str = "train"  # a file name the archive's data folder holds (its stem)
 
 
-def _glue(name, folder):
+def glue_source(name, folder):
+    """GLUE task `name`'s archive, into `glue/<folder>` (its folder in GLUE's archive)."""
     return DataSource(name, "archive", f"glue/{folder}", GLUE_URL.format(name=folder))
 
 
-def _squad(name, version):
+def mrpc_source(name, folder):
+    """MRPC: Microsoft's files split by GLUE's dev ids, into `glue/<folder>`."""
+    return DataSource(name, "mrpc", f"glue/{folder}")
+
+
+def squad_source(name, version):
+    """SQuAD `version`'s train and dev files, into `squad/`."""
     files = tuple((SQUAD_URL.format(split=split, version=version), f"{split}-v{version}.json")
                   for split in ("train", "dev"))
     return DataSource(name, "files", "squad", files=files)
 
 
-SOURCES = {s.name: s for s in (
-    *(_glue(name, folder) for name, folder in (
-        ("cola", "CoLA"), ("sst2", "SST-2"), ("stsb", "STS-B"), ("qqp", "QQP"),
-        ("mnli", "MNLI"), ("qnli", "QNLI"), ("rte", "RTE"), ("wnli", "WNLI"))),
-    DataSource("mrpc", "mrpc", "glue/MRPC"),
-    _squad("squad", "1.1"), _squad("squad_v2", "2.0"),
-    *(DataSource(name, "archive", f"clue/{name}", CLUE_URL.format(name=name))
-      for name in ("afqmc", "tnews", "iflytek", "cmnli", "ocnli", "cluewsc2020", "csl",
-                   "cmrc2018")),
-)}
+def clue_source(name):
+    """CLUE task `name`'s public archive, into `clue/<name>`."""
+    return DataSource(name, "archive", f"clue/{name}", CLUE_URL.format(name=name))
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class DownloadSettings(Settings):
+    """The flags of `albert-tf download`; a bad value raises `ValueError` naming the field."""
+
+    dataset: tuple[str, ...] = setting((), help="Data sets by task name (rte, mnli, squad_v2, "
+                                       "afqmc, cmrc2018, ...).")
+    checkpoint: tuple[str, ...] = setting((), help="Published checkpoints (albert_base_v2, "
+                                          "hf:albert/albert-large-v2, google:albert_base_zh, "
+                                          "...).")
+    output_dir: str = setting("data", help="Where data sets go.")
+
+    def checks(self):
+        return [(bool(self.dataset or self.checkpoint),
+                 "nothing to download: give --dataset (a task name) or --checkpoint")]
+
+
+def unknown_datasets(names, sources):
+    """`ValueError` if some of `names` are not keys of `sources` (name -> `DataSource`)."""
+    unknown = sorted(set(names) - set(sources))
+    if unknown:
+        raise ValueError(f"unknown data set(s) {', '.join(unknown)}; known: "
+                         f"{', '.join(sorted(sources))}")
 
 
 def fetch_url(url, destination):
@@ -73,14 +101,13 @@ def fetch_url(url, destination):
         shutil.copyfileobj(response, out)
 
 
-def fetch_dataset(name, root):
-    """Fetches data set `name` into `<root>/<its folder>`; returns that folder.
+def fetch_dataset(source, root):
+    """Fetches the data set of `source` (a `DataSource`) into `<root>/<its folder>`;
+    returns that folder.
 
     An existing complete folder is kept as it is.
     """
-    if name not in SOURCES:
-        raise ValueError(f"unknown data set {name!r}; known: {', '.join(sorted(SOURCES))}")
-    source = SOURCES[name]
+    name = source.name
     target = os.path.join(root, source.folder)
     done = {"files": lambda: all(os.path.isfile(os.path.join(target, n))
                                  for _, n in source.files)}

@@ -17,7 +17,7 @@ import os
 from absl import app, flags
 
 from albert_tf import cli
-from albert_tf.config import read_json
+from albert_tf.io_utils import read_json
 
 cli.load_tensorflow()  # the task registry imports it: without its start-up noise
 import tasks  # noqa: E402 - the registry: each task's options become flags
@@ -126,7 +126,8 @@ def run_kfold(repeat):
     """`--kfold`: the folds written from --train_file, one run per fold, the summary and
     the out-of-fold predictions."""
     task, settings = resolve_settings()
-    folds = task.kfold_files(task.options(settings), settings.data_dir, repeat.kfold,
+    task = task.bind(settings)
+    folds = task.kfold_files(task.task_options, settings.data_dir, repeat.kfold,
                              os.path.join(FLAGS.output_dir, repeats.KFOLD_DATA))
     runs = [resolve_settings(overrides={
         "output_dir": os.path.join(FLAGS.output_dir, repeats.fold_folder(fold.index)),

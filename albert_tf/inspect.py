@@ -28,37 +28,10 @@ from absl import app, flags
 
 from albert_tf import accounting, cli, extras
 from albert_tf.config import SHARING_MODES, AlbertConfig, preset_names
+from albert_tf.inspect_settings import InspectSettings
 
 FLAGS = flags.FLAGS
-flags.DEFINE_string("model", "albert_base",
-                    "A preset name (albert_base, albert_large, albert_xlarge, albert_xxlarge) "
-                    "or a path to an albert_tf config JSON.")
-flags.DEFINE_enum("sharing", None, SHARING_MODES, "One sharing mode; default: all side by side.")
-flags.DEFINE_integer("seq_length", 512, "Tokens per example.")
-flags.DEFINE_integer("num_layers", None, "Override the preset's number of layers.")
-flags.DEFINE_integer("num_groups", None, "Override the number of layer groups.")
-flags.DEFINE_integer("num_inner_repetitions", None, "Override blocks per layer.")
-flags.DEFINE_boolean("heads", False, "Include the MLM and SOP pretraining heads.")
-flags.DEFINE_enum("activation_dtype", "float32", ["float32", "bfloat16", "float16"],
-                  "Element size for activation memory (and, with --measure, the compute "
-                  "dtype: mixed_bfloat16 / mixed_float16).")
-flags.DEFINE_boolean("measure", False, "Also time a forward pass and a training step of every "
-                     "sharing mode on this machine.")
-flags.DEFINE_integer("batch_size", 8, "Examples per step (--measure) or per batch of texts "
-                     "(--hidden_states).")
-flags.DEFINE_integer("repeats", 10, "Timed calls per step and mode (--measure).")
-flags.DEFINE_integer("warmup", 3, "Untimed calls before them (--measure).")
-flags.DEFINE_enum("xla", "auto", ["auto", "on", "off"],
-                  "XLA for the timed steps (--measure); auto: on for GPUs, as in training.")
-flags.DEFINE_boolean("hidden_states", False, "Measure each layer's effect on the hidden "
-                     "states of --init_checkpoint on the texts of --input.")
-flags.DEFINE_string("init_checkpoint", None, "The checkpoint (--hidden_states).")
-flags.DEFINE_string("input", None, "Texts, one per line (--hidden_states).")
-flags.DEFINE_string("output", None, "Folder for hidden_states.json and .png (--hidden_states).")
-flags.DEFINE_string("compare", None, "A second checkpoint for the same texts and plot "
-                    "(--hidden_states).")
-flags.DEFINE_string("vocab_file", None, "The vocabulary (--hidden_states); default: each "
-                    "checkpoint's own.")
+cli.define_flags(InspectSettings)
 
 _BYTES = {"float32": 4, "bfloat16": 2, "float16": 2}
 _LABELS = {"embeddings": "embeddings (V+P+T) x E", "projection": "projection E -> H",
@@ -118,25 +91,18 @@ def report(base, seq_length, modes, heads=False, activation_dtype="float32", nam
     return "\n\n".join(sections)
 
 
-def _load_base():
-    if os.path.isfile(FLAGS.model):
-        config = AlbertConfig.from_json_file(FLAGS.model)
-    elif FLAGS.model in preset_names():
-        config = AlbertConfig.preset(FLAGS.model)
+def _load_base(settings):
+    if os.path.isfile(settings.model):
+        config = AlbertConfig.from_json_file(settings.model)
+    elif settings.model in preset_names():
+        config = AlbertConfig.preset(settings.model)
     else:
-        raise ValueError(f"--model={FLAGS.model!r} is neither a config file nor a preset "
+        raise ValueError(f"--model={settings.model!r} is neither a config file nor a preset "
                          f"({', '.join(preset_names())})")
-    overrides = {k: getattr(FLAGS, k) for k in ("num_layers", "num_groups",
+    overrides = {k: getattr(settings, k) for k in ("num_layers", "num_groups",
                                                 "num_inner_repetitions")
-                 if getattr(FLAGS, k) is not None}
+                 if getattr(settings, k) is not None}
     return config.replace(sharing="all", **overrides)
-
-
-def _check_counts():
-    for name in ("batch_size", "repeats", "warmup", "seq_length"):
-        if getattr(FLAGS, name) < (0 if name == "warmup" else 1):
-            raise ValueError(f"--{name} must be at least {0 if name == 'warmup' else 1}, "
-                             f"got {getattr(FLAGS, name)}")
 
 
 def _start_tensorflow():
@@ -145,27 +111,27 @@ def _start_tensorflow():
     cli.load_tensorflow()
 
 
-def _measure(base, modes):
+def _measure(settings, base, modes):
     from albert_tf import measure
 
     _start_tensorflow()
     modes = modes + ([] if "none" in modes else ["none"])  # the baseline of the ratios
     configs = _configs(base, modes)
-    dtype = None if FLAGS.activation_dtype == "float32" else f"mixed_{FLAGS.activation_dtype}"
-    jit = measure.resolve_jit(FLAGS.xla)
-    print(f"measuring {', '.join(modes)}: {FLAGS.warmup} + {FLAGS.repeats} calls each ...",
+    dtype = None if settings.activation_dtype == "float32" else f"mixed_{settings.activation_dtype}"
+    jit = measure.resolve_jit(settings.xla)
+    print(f"measuring {', '.join(modes)}: {settings.warmup} + {settings.repeats} calls each ...",
           file=sys.stderr, flush=True)
-    timings = measure.measure_configs(configs, FLAGS.batch_size, FLAGS.seq_length,
-                                      FLAGS.warmup, FLAGS.repeats, dtype, jit)
-    flops = [accounting.total(accounting.component_costs(c, FLAGS.seq_length),
+    timings = measure.measure_configs(configs, settings.batch_size, settings.seq_length,
+                                      settings.warmup, settings.repeats, dtype, jit)
+    flops = [accounting.total(accounting.component_costs(c, settings.seq_length),
                               accounting.COMPONENTS[:-1]).flops_per_token for c in configs]
     setup = (f"{measure.machine_description()}, {dtype or 'float32'}, "
              f"XLA {'on' if jit else 'off'}, backbone only")
-    return measure.report(timings, flops, FLAGS.batch_size, FLAGS.seq_length, FLAGS.warmup,
-                          FLAGS.repeats, setup)
+    return measure.report(timings, flops, settings.batch_size, settings.seq_length, settings.warmup,
+                          settings.repeats, setup)
 
 
-def _hidden_states_of(backbone, path, tokenizer, texts):
+def _hidden_states_of(settings, backbone, path, tokenizer, texts):
     """(label, statistics) of one checkpoint's backbone on `texts`."""
     from albert_tf import hidden_states
     from albert_tf.progress import Progress
@@ -180,56 +146,54 @@ def _hidden_states_of(backbone, path, tokenizer, texts):
               "tokens (the model's positions)", file=sys.stderr)
     with Progress(len(sequences), f"hidden states of {path}", unit="texts") as progress:
         result = hidden_states.hidden_state_statistics(
-            backbone, sequences, FLAGS.batch_size, tokenizer.pad_id, progress)
+            backbone, sequences, settings.batch_size, tokenizer.pad_id, progress)
     groups = f", groups={config.num_groups}" if config.num_groups > 1 else ""
     return f"{path} (sharing={config.sharing}{groups}, L={config.num_layers})", result
 
 
-def _hidden_states():
+def _hidden_states(settings):
     from albert_tf import hidden_states
 
-    if not FLAGS.init_checkpoint or not FLAGS.input:
-        raise ValueError("--hidden_states needs --init_checkpoint=CHECKPOINT and "
-                         "--input=TEXTS (a file, one text per line)")
-    texts = hidden_states.read_texts(FLAGS.input)
-    if FLAGS.output:
+    texts = hidden_states.read_texts(settings.input)
+    if settings.output:
         extras.require("plots", "inspect --hidden_states --output (hidden_states.png)")
-        os.makedirs(FLAGS.output, exist_ok=True)
+        os.makedirs(settings.output, exist_ok=True)
     _start_tensorflow()
-    from albert_tf.checkpoints import load_pretrained, load_tokenizer
+    from albert_tf.checkpoints import load_pretrained
+    from albert_tf.tokenizer.loading import load_tokenizer
 
-    paths = [FLAGS.init_checkpoint] + ([FLAGS.compare] if FLAGS.compare else [])
+    paths = [settings.init_checkpoint] + ([settings.compare] if settings.compare else [])
     # Every tokenizer first: a missing vocabulary stops the run before any model loads.
-    tokenizers = [load_tokenizer(FLAGS.vocab_file or p, host=True) for p in paths]
+    tokenizers = [load_tokenizer(settings.vocab_file or p, host=True) for p in paths]
     results = []
     for path, tokenizer in zip(paths, tokenizers):
-        results.append(_hidden_states_of(load_pretrained(path), path, tokenizer, texts))
+        results.append(_hidden_states_of(settings, load_pretrained(path), path, tokenizer, texts))
         print(hidden_states.format_table(*results[-1]) + "\n")
-    if FLAGS.output:
+    if settings.output:
         for (_, result), name in zip(results, ("hidden_states", "hidden_states_compare")):
-            hidden_states.write_json(result, os.path.join(FLAGS.output, f"{name}.json"))
-        hidden_states.plot(results, os.path.join(FLAGS.output, "hidden_states.png"))
-        print(f"wrote {FLAGS.output}/hidden_states.json and hidden_states.png")
+            hidden_states.write_json(result, os.path.join(settings.output, f"{name}.json"))
+        hidden_states.plot(results, os.path.join(settings.output, "hidden_states.png"))
+        print(f"wrote {settings.output}/hidden_states.json and hidden_states.png")
 
 
 def main(argv):
     if len(argv) > 1:
         raise app.UsageError(f"unexpected arguments: {argv[1:]}")
     with cli.user_errors():
-        _check_counts()
-        if FLAGS.hidden_states:
-            _hidden_states()
+        settings = cli.settings_from_flags(InspectSettings, FLAGS)
+        if settings.hidden_states:
+            _hidden_states(settings)
             return
-        base = _load_base()
-        if FLAGS.measure and FLAGS.seq_length > base.max_sequence_length:
-            raise ValueError(f"--seq_length={FLAGS.seq_length} is more than the model's "
+        base = _load_base(settings)
+        if settings.measure and settings.seq_length > base.max_sequence_length:
+            raise ValueError(f"--seq_length={settings.seq_length} is more than the model's "
                              f"max_sequence_length={base.max_sequence_length} (--measure runs "
                              "the model)")
-        modes = [FLAGS.sharing] if FLAGS.sharing else list(SHARING_MODES)
-        print(report(base, FLAGS.seq_length, modes, FLAGS.heads, FLAGS.activation_dtype,
-                     name=os.path.basename(FLAGS.model)))
-        if FLAGS.measure:
-            print("\n" + _measure(base, modes), flush=True)
+        modes = [settings.sharing] if settings.sharing else list(SHARING_MODES)
+        print(report(base, settings.seq_length, modes, settings.heads,
+                     settings.activation_dtype, name=os.path.basename(settings.model)))
+        if settings.measure:
+            print("\n" + _measure(settings, base, modes), flush=True)
 
 
 if __name__ == "__main__":

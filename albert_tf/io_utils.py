@@ -193,6 +193,34 @@ def json_kind(value):
     return JSON_KINDS.get(type(value), type(value).__name__)
 
 
+def json_field(row, name, kind, where):
+    """`row[name]` of type `kind`; a missing or mistyped field names file, line and field.
+
+    `name` may be a dotted path into nested objects ("target.span1_text").
+    """
+    value = row
+    for i, key in enumerate(name.split(".")):
+        if not isinstance(value, dict):
+            raise ValueError(f"{where}: field {'.'.join(name.split('.')[:i])!r}: expected "
+                             f"an object, got {json_kind(value)}")
+        if key not in value:
+            raise ValueError(f"{where}: missing field {name!r}")
+        value = value[key]
+    if not isinstance(value, kind) or isinstance(value, bool):
+        raise ValueError(f"{where}: field {name!r}: expected {JSON_KINDS[kind]}, got "
+                         f"{json_kind(value)}")
+    return value
+
+
+def read_json(path):
+    """Reads a JSON file; a parse error names the file, line and column."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            return json.load(f)
+    except json.JSONDecodeError as e:
+        raise ValueError(f"{path}:{e.lineno}:{e.colno}: invalid JSON: {e.msg}") from None
+
+
 def json_objects(lines, name):
     """`(line number, object)` of each non-blank line of JSON lines, from
     `(line number, text)` pairs (`decoded_lines`); a line that is not one JSON

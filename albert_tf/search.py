@@ -79,8 +79,7 @@ def trial_config(task, base):
 def check_saved(search, base):
     """The search in --output_dir, if any, was started with these settings
     (`--trials` may change); saves them."""
-    from albert_tf.config import read_json
-    from albert_tf.io_utils import atomic_file
+    from albert_tf.io_utils import atomic_file, read_json
 
     path = os.path.join(FLAGS.output_dir, SETTINGS_FILE)
     now = {"search": {k: v for k, v in search.to_dict().items() if k != "trials"},
@@ -114,7 +113,7 @@ def main(argv):
         parameters = space.parse_space(search.space, FinetuneSettings)
         base = shared_settings()
         resolved = check(task, base, parameters)
-        metric = search.metric or task.primary_metric_for(task.options(resolved))
+        metric = search.metric or task.primary_metric_for(task.bind(resolved).task_options)
         maximize = task.greater_is_better(metric)
         trials = search.trials
         if search.sampler == "grid":

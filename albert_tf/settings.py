@@ -34,6 +34,7 @@ class Rule:
 
 POSITIVE = Rule(lambda v: v >= 1, ">= 1")
 NON_NEGATIVE = Rule(lambda v: v >= 0, ">= 0")
+NOT_EMPTY = Rule(lambda v: len(v) > 0, "given (not empty)")
 POSITIVE_REAL = Rule(lambda v: v > 0, "> 0")
 PROBABILITY = Rule(lambda v: 0 <= v < 1, "in [0, 1)")
 CLOSED_PROBABILITY = Rule(lambda v: 0 <= v <= 1, "in [0, 1]")
@@ -70,7 +71,8 @@ def redefault(cls, name, default):
 def value_type(field):
     """`(type, optional)` of a field: `int | None` -> `(int, True)`; a union of
     several types gives them as a tuple: `int | str | None` -> `((int, str), True)`
-    (its flag is a string flag, its value checked by the field's rule)."""
+    (its flag is a string flag, its value checked by the field's rule). A
+    `tuple[str, ...]` field is a list of strings (a comma-separated flag)."""
     annotation = field.type
     if isinstance(annotation, types.UnionType) or typing.get_origin(annotation) is typing.Union:
         args = [a for a in typing.get_args(annotation) if a is not type(None)]
@@ -79,7 +81,15 @@ def value_type(field):
     return annotation, False
 
 
+def is_list(kind):
+    """Whether a field of type `kind` (from `value_type`) holds a list of strings."""
+    return typing.get_origin(kind) is tuple
+
+
 def _type_error(kind, value):
+    if is_list(kind):
+        ok = isinstance(value, (list, tuple)) and all(isinstance(v, str) for v in value)
+        return None if ok else "a list of strings"
     if isinstance(kind, tuple):  # a union: any of its types (the rule says what is meant)
         wants = [_type_error(k, value) for k in kind]
         return None if None in wants else " or ".join(wants)
@@ -118,6 +128,8 @@ class Settings:
                 raise ValueError(f"{field.name} must be {want}, got {value!r}")
             if kind is float and isinstance(value, int):
                 object.__setattr__(self, field.name, float(value))
+            if is_list(kind) and isinstance(value, list):  # frozen all the way down
+                object.__setattr__(self, field.name, tuple(value))
         for check in self.checks():
             if len(check) == 2 and not check[0]:
                 raise ValueError(check[1])

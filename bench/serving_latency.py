@@ -56,7 +56,7 @@ def albert_tf_export(workdir):
     import tasks
     from albert_tf.backbone import AlbertBackbone
     from albert_tf.config import AlbertConfig
-    from albert_tf.checkpoints import load_tokenizer
+    from albert_tf.tokenizer.loading import load_tokenizer
     from albert_tf.training.finetuning import save_finetuned
     from albert_tf.training.settings import FinetuneSettings
 
@@ -88,7 +88,7 @@ def serve_albert_tf(path, text_a, text_b):
 def serve_albert_tf_tflite(path, text_a, text_b):
     import numpy as np
 
-    from albert_tf.checkpoints import load_tokenizer
+    from albert_tf.tokenizer.loading import load_tokenizer
     from albert_tf.export.tflite import TfliteModel
     from tasks.base import Example
     from tasks.classification import encode_pairs

@@ -50,7 +50,7 @@ DEFAULT_DATA = os.path.join(ROOT, "..", "shared", "data", "glue", "MRPC")
 def make_export(workdir, preset):
     import tasks
     from albert_tf.backbone import AlbertBackbone
-    from albert_tf.checkpoints import load_tokenizer
+    from albert_tf.tokenizer.loading import load_tokenizer
     from albert_tf.config import AlbertConfig
     from albert_tf.training.finetuning import save_finetuned
     from albert_tf.training.settings import FinetuneSettings

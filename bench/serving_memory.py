@@ -49,7 +49,7 @@ def build(kind):
     import tensorflow as tf
 
     from albert_tf.backbone import AlbertBackbone
-    from albert_tf.checkpoints import load_tokenizer
+    from albert_tf.tokenizer.loading import load_tokenizer
     from albert_tf.config import AlbertConfig
     from albert_tf.export.classification import ClassifierServing
     from albert_tf.export.multiple_choice import MultipleChoiceServing

@@ -31,3 +31,10 @@ def option_classes(kind="options_class"):
 def export_option_classes():
     """The distinct export options classes of the registered tasks."""
     return option_classes("export_options_class")
+
+
+def data_sources():
+    """`{task name: albert_tf.datasets.DataSource}` of the tasks with a public data set
+    (what `albert-tf download --dataset` fetches)."""
+    return {name: task.data_source for name, task in REGISTRY.entries().items()
+            if task.data_source is not None}

@@ -1,10 +1,11 @@
 """What every task shares: its examples and its fine-tuning recipe."""
 
 import abc
+import copy
 import dataclasses
 import os
 
-from albert_tf.config import read_json
+from albert_tf.io_utils import read_json
 
 # The words of metric names for which lower is better.
 LOWER_IS_BETTER = {"loss", "mse", "mae", "rmse", "error", "perplexity"}
@@ -101,6 +102,9 @@ class Task(abc.ABC):
     export_options_class = None
     # The package extras (`albert_tf.extras.EXTRAS`) its evaluation needs.
     extras = ()
+    # Where `albert-tf download --dataset=NAME` fetches the task's data (an
+    # `albert_tf.datasets.DataSource`), or None (no public data set).
+    data_source = None
     # The metric that ranks steps and runs (--keep_best, early stopping, seeds,
     # search): a key of what `evaluate` returns for the first of `eval_splits`.
     primary_metric = None
@@ -126,8 +130,30 @@ class Task(abc.ABC):
         """The `Recipe` of a run from random weights (the `from_scratch` block)."""
         return load_scratch_recipe(self.recipe)
 
+    # On a task bound to a run (`bind`): its validated options and what the task
+    # computed from the run's files (e.g. label statistics), kept for that run only.
+    task_options = None
+    run_cache = None
+    _bound_to = None
+
+    def bind(self, settings):
+        """This task for one run of `settings`: a copy whose `task_options` are the
+        options validated once (`options`), and whose `run_cache` holds what the task
+        derives from the run's files. The registered task stays unbound."""
+        bound = copy.copy(self)
+        bound.task_options = self._validated_options(settings)
+        bound.run_cache = {}
+        bound._bound_to = dict(settings.task_options)
+        return bound
+
     def options(self, settings):
-        """The task's validated `settings.task_options` (an `options_class` instance)."""
+        """The task's validated `settings.task_options` (an `options_class` instance);
+        on a task bound to those options, the ones validated at binding."""
+        if self._bound_to is not None and settings.task_options == self._bound_to:
+            return self.task_options
+        return self._validated_options(settings)
+
+    def _validated_options(self, settings):
         if self.options_class is None:
             if settings.task_options:
                 raise ValueError(f"task {self.name!r} takes no task options, got "

@@ -19,9 +19,8 @@ pretty-printed JSON lists, so a line number would not point at one document.
 import json
 import os
 
-from albert_tf.io_utils import read_text
+from albert_tf.io_utils import json_field, read_text
 from tasks import register
-from tasks.clue import field
 from tasks.multiple_choice import ChoiceExample, MultipleChoiceTask, checked_choices, \
     label_index
 
@@ -67,9 +66,9 @@ def document_examples(document, where, subset):
         at = f"{where}, question {number}"
         if not isinstance(question, dict):
             raise ValueError(f"{at}: expected an object with question, choice, answer")
-        text = field(question, "question", str, at)
-        choices = checked_choices(field(question, "choice", list, at), "choice", at)
-        label = label_index(field(question, "answer", str, at), choices, "answer", at)
+        text = json_field(question, "question", str, at)
+        choices = checked_choices(json_field(question, "choice", list, at), "choice", at)
+        label = label_index(json_field(question, "answer", str, at), choices, "answer", at)
         examples.append(ChoiceExample(f"{subset}-{identifier}-{number}", context, text,
                                       choices, label, group=subset))
     return examples

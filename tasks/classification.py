@@ -25,6 +25,7 @@ class GlueTask(Task):
         self.primary_metric = spec.primary
         self.eval_splits = tuple(spec.eval_splits)
         self.test_splits = tuple(spec.test_splits)
+        self.data_source = spec.source
 
     @property
     def is_regression(self):

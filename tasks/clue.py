@@ -31,7 +31,8 @@ import typing
 
 import numpy as np
 
-from albert_tf.io_utils import JSON_KINDS, atomic_file, json_kind, json_objects, numbered_lines
+from albert_tf import datasets
+from albert_tf.io_utils import atomic_file, json_field, json_kind, json_objects, numbered_lines
 from albert_tf.models import AlbertClassifier
 from tasks import long_inputs, metrics, register
 from tasks.base import Example, Task
@@ -51,6 +52,8 @@ class ClueSpec:
     pair: whether the task takes two texts (`text_b` is never None).
     skip_label: rows of labelled splits with this label are left out.
     input_format: how a raw input is built, for the serving description.
+    source: where `albert-tf download` fetches it (`albert_tf.datasets.DataSource`);
+        default: CLUE's public archive of the task.
     """
 
     name: str
@@ -59,6 +62,11 @@ class ClueSpec:
     pair: bool
     skip_label: str | None = None
     input_format: str = ""
+    source: datasets.DataSource | None = None
+
+    def __post_init__(self):
+        if self.source is None:
+            object.__setattr__(self, "source", datasets.clue_source(self.name))
 
     @property
     def submission_name(self):
@@ -67,46 +75,27 @@ class ClueSpec:
 
 # -- Fields ---------------------------------------------------------------------
 
-def field(row, name, kind, where):
-    """`row[name]` of type `kind`; a missing or mistyped field names file, line and field.
-
-    `name` may be a dotted path into nested objects ("target.span1_text").
-    """
-    value = row
-    for i, key in enumerate(name.split(".")):
-        if not isinstance(value, dict):
-            raise ValueError(f"{where}: field {'.'.join(name.split('.')[:i])!r}: expected "
-                             f"an object, got {json_kind(value)}")
-        if key not in value:
-            raise ValueError(f"{where}: missing field {name!r}")
-        value = value[key]
-    if not isinstance(value, kind) or isinstance(value, bool):
-        raise ValueError(f"{where}: field {name!r}: expected {JSON_KINDS[kind]}, got "
-                         f"{json_kind(value)}")
-    return value
-
-
 def _texts(name_a, name_b=None):
     def inputs(row, where):
-        return (field(row, name_a, str, where),
-                None if name_b is None else field(row, name_b, str, where))
+        return (json_field(row, name_a, str, where),
+                None if name_b is None else json_field(row, name_b, str, where))
     return inputs
 
 
 def _csl_inputs(row, where):
     """The keywords joined by spaces, and the abstract (CLUE's `CslProcessor`)."""
-    keywords = field(row, "keyword", list, where)
+    keywords = json_field(row, "keyword", list, where)
     for i, keyword in enumerate(keywords):
         if not isinstance(keyword, str):
             raise ValueError(f"{where}: field 'keyword[{i}]': expected a string, got "
                              f"{json_kind(keyword)}")
-    return " ".join(keywords), field(row, "abst", str, where)
+    return " ".join(keywords), json_field(row, "abst", str, where)
 
 
 def _span(row, text, number, where):
     """`(start, end)` of `target.span{number}` in `text`, checked against its text."""
-    start = field(row, f"target.span{number}_index", int, where)
-    span = field(row, f"target.span{number}_text", str, where)
+    start = json_field(row, f"target.span{number}_index", int, where)
+    span = json_field(row, f"target.span{number}_text", str, where)
     if not span or text[start:start + len(span)] != span or start < 0:
         raise ValueError(f"{where}: field 'target.span{number}_text': {span!r} is not at "
                          f"character {start} of 'text' ({text[max(start, 0):][:len(span)]!r})")
@@ -116,7 +105,7 @@ def _span(row, text, number, where):
 def _wsc_inputs(row, where):
     """`text` with the noun marked `_noun_` and the pronoun `[pronoun]` (CLUE's
     `WSCProcessor`, which inserts the marks at the spans' indices)."""
-    text = field(row, "text", str, where)
+    text = json_field(row, "text", str, where)
     noun, pronoun = _span(row, text, 1, where), _span(row, text, 2, where)
     if noun[0] < pronoun[1] and pronoun[0] < noun[1]:
         raise ValueError(f"{where}: field 'target': span1 {noun} and span2 {pronoun} overlap")
@@ -158,7 +147,7 @@ def _label(spec, row, where):
     if isinstance(value, int) and not isinstance(value, bool):
         value = str(value)
     if not isinstance(value, str):
-        field(row, "label", str, where)  # raises: missing, or not a string
+        json_field(row, "label", str, where)  # raises: missing, or not a string
     if value != spec.skip_label and value not in spec.labels:
         shown = ", ".join(spec.labels) if len(spec.labels) <= 20 else \
             f"{', '.join(spec.labels[:5])}, ..., {spec.labels[-1]} ({len(spec.labels)} labels)"
@@ -229,6 +218,7 @@ class ClueTask(Task):
         self.spec = spec
         self.name = spec.name
         self.primary_metric = "accuracy"
+        self.data_source = spec.source
         self._ids = {label: i for i, label in enumerate(spec.labels)}
 
     def read_examples(self, data_dir, split, options=None):

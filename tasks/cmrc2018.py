@@ -24,6 +24,7 @@ import logging
 import os
 import re
 
+from albert_tf import datasets
 from albert_tf.io_utils import atomic_file
 from albert_tf.settings import redefault
 from tasks import cmrc2018_eval, register
@@ -119,6 +120,7 @@ class Cmrc2018Task(SquadTask):
 
     def __init__(self):
         super().__init__("cmrc2018", "1.1")
+        self.data_source = datasets.clue_source(self.name)  # CLUE's archive, not SQuAD's
 
     def read_examples(self, data_dir, split, options=None):
         """"train", "dev", "trial" (labelled) and "test" (CLUE's, unlabelled)."""

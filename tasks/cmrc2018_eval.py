@@ -52,7 +52,7 @@ import json
 import sys
 
 from albert_tf import extras
-from albert_tf.config import read_json
+from albert_tf.io_utils import read_json
 from tasks.squad import evaluate as squad_eval
 
 # The script's `sp_char` list. It also lists "……" (two characters), which one

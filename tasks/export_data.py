@@ -39,8 +39,7 @@ class TaskData:
             self._calibration_examples = (split, [examples[i] for i in rows])
 
     def _read(self, split):
-        examples = self.task.read_examples(self.data_dir, split,
-                                           self.task.options(self.settings))
+        examples = self.task.read_examples(self.data_dir, split, self.task.task_options)
         if not examples:
             raise ValueError(f"--eval_data: the {split} split of task {self.task.name!r} in "
                              f"{self.data_dir} has no examples")

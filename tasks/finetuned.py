@@ -14,26 +14,27 @@ from albert_tf.checkpoints import native
 from albert_tf.checkpoints.weights import assign
 from albert_tf.export import exporter, formats, precision
 from albert_tf.export.settings import ExportSettings
-from albert_tf.checkpoints import load_tokenizer
+from albert_tf.tokenizer.loading import load_tokenizer
 from albert_tf.training.run_folder import EXPORT_DIR, MODEL_DIR
 from albert_tf.training.settings import FinetuneSettings
 
 
 def load_finetuned(model_dir, host=True):
-    """(task, settings, model, tokenizer) of a fine-tuned model folder.
+    """(task, settings, model, tokenizer) of a fine-tuned model folder; the task is
+    bound to the settings (`Task.bind`).
 
     `model_dir` is the `model/` folder a fine-tuning run writes: albert_tf's
     format with the task head, the run's settings and its vocabulary.
     host: the host tokenizer (featurization); False: the in-graph one (serving).
     """
     meta = _finetuned_metadata(model_dir)
-    task = tasks.get(meta["task"])
     settings = FinetuneSettings.from_dict(meta["settings"], f"{model_dir}: settings")
+    task = tasks.get(meta["task"]).bind(settings)
     tokenizer = load_tokenizer(model_dir, host=host)
     checkpoint = checkpoints.read_checkpoint(model_dir)
     if "lora" in meta:
         return task, settings, _merged_lora_model(task, settings, meta, checkpoint), tokenizer
-    model = task.build_model(AlbertBackbone(checkpoint[1]), settings, meta.get("head"))
+    model = task.build_model(AlbertBackbone(checkpoint.config), settings, meta.get("head"))
     if not checkpoints.load_task_weights(model, checkpoint):
         raise ValueError(f"{model_dir}: holds no {model.head_kind} head for task {task.name!r}")
     return task, settings, model, tokenizer
@@ -50,7 +51,7 @@ def _finetuned_metadata(model_dir):
 def _merged_lora_model(task, settings, meta, checkpoint):
     """The task model of a LoRA folder (adapters and head beside a backbone
     reference, see `albert_tf.lora`), with its adapters merged into the kernels."""
-    _, config, tensors, model_dir = checkpoint
+    config, tensors, model_dir = checkpoint.config, checkpoint.tensors, checkpoint.source
     adapters = lora.Adapters.from_dict(meta["lora"], os.path.join(model_dir, native.CONFIG_FILE))
     try:
         backbone = checkpoints.read_checkpoint(adapters.backbone)

@@ -31,12 +31,11 @@ import os
 import numpy as np
 
 from albert_tf.data import Features
-from albert_tf.io_utils import atomic_file
+from albert_tf.io_utils import atomic_file, json_field
 from albert_tf.models import AlbertMultipleChoice
 from albert_tf.settings import POSITIVE, Settings, setting
 from tasks import metrics, register, user_files
 from tasks.base import Task
-from tasks.clue import field
 
 ALBERT_MAX_QA_LENGTH = 128  # run_race.py's --max_qa_length
 
@@ -216,13 +215,13 @@ def write_choice_predictions(examples, logits, path):
 def checked_choices(values, name, where):
     """`values` as a tuple of at least two non-empty strings, else an error naming `name`."""
     if not isinstance(values, list):
-        field({name: values}, name, list, where)  # raises: not an array
+        json_field({name: values}, name, list, where)  # raises: not an array
     if len(values) < 2:
         raise ValueError(f"{where}: field {name!r}: expected at least 2 choices, got "
                          f"{len(values)}")
     for i, value in enumerate(values):
         if not isinstance(value, str):
-            field({f"{name}[{i}]": value}, f"{name}[{i}]", str, where)  # raises
+            json_field({f"{name}[{i}]": value}, f"{name}[{i}]", str, where)  # raises
         if not value.strip():
             raise ValueError(f"{where}: field '{name}[{i}]': empty choice")
     return tuple(values)
@@ -256,9 +255,9 @@ def read_choice_file(path, fmt, split, labelled):
     examples = []
     for row in user_files.read_rows(path, "jsonl"):
         values, where = row.values, row.where
-        context = field(values, "context", str, where)
-        question = field(values, "question", str, where)
-        choices = checked_choices(field(values, "choices", list, where), "choices", where)
+        context = json_field(values, "context", str, where)
+        question = json_field(values, "question", str, where)
+        choices = checked_choices(json_field(values, "choices", list, where), "choices", where)
         label = None
         if labelled:
             if "label" not in values:

@@ -17,9 +17,8 @@ answers; ALBERT reports it).
 import json
 import os
 
-from albert_tf.io_utils import json_objects, numbered_lines
+from albert_tf.io_utils import json_field, json_objects, numbered_lines
 from tasks import register
-from tasks.clue import field
 from tasks.multiple_choice import ChoiceExample, MultipleChoiceTask, checked_choices
 
 LEVELS = ("middle", "high")
@@ -46,10 +45,10 @@ def _answer_index(letter, choices, where, number):
 
 def article_examples(article, where, level, labelled=True):
     """The `ChoiceExample`s of one RACE article (a JSON object)."""
-    context = field(article, "article", str, where)
-    questions = field(article, "questions", list, where)
-    options = field(article, "options", list, where)
-    answers = field(article, "answers", list, where) if labelled else None
+    context = json_field(article, "article", str, where)
+    questions = json_field(article, "questions", list, where)
+    options = json_field(article, "options", list, where)
+    answers = json_field(article, "answers", list, where) if labelled else None
     for name, values in (("options", options), ("answers", answers)):
         if values is not None and len(values) != len(questions):
             raise ValueError(f"{where}: field {name!r} has {len(values)} entries, "
@@ -58,7 +57,7 @@ def article_examples(article, where, level, labelled=True):
     examples = []
     for i, question in enumerate(questions):
         if not isinstance(question, str):
-            field({f"questions[{i}]": question}, f"questions[{i}]", str, where)  # raises
+            json_field({f"questions[{i}]": question}, f"questions[{i}]", str, where)  # raises
         choices = checked_choices(options[i], f"options[{i}]", where)
         label = _answer_index(answers[i], choices, where, i) if labelled else None
         examples.append(ChoiceExample(f"{identifier}-{i}", context, question, choices, label,

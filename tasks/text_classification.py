@@ -98,7 +98,8 @@ class TextTask(Task):
 
     def training_labels(self, options, data_dir):
         """The training file's `LabelStats`, checked to make a classifier."""
-        stats = data.label_stats(options, data_dir, self.kind(options), self.name)
+        stats = data.label_stats(options, data_dir, self.kind(options), self.name,
+                                 self.run_cache)
         if not stats.rows:
             raise ValueError(f"--train_file={options.train_file}: no rows")
         if options.multi_label and not stats.labels:

@@ -243,26 +243,27 @@ class FileExamples:
         return len(self) > 0
 
 
-_STATS = {}
-
-
-def label_stats(options, data_dir, kind, task_name):
-    """The `LabelStats` of the training file (read once per process and file version)."""
+def label_stats(options, data_dir, kind, task_name, cache=None):
+    """The `LabelStats` of the training file; `cache`: a dict (a bound task's
+    `run_cache`) that keeps them for the run, per file version."""
     path = user_files.split_file(options, data_dir, "train", task_name)
     stat = os.stat(path)
-    key = (os.path.abspath(path), stat.st_size, stat.st_mtime_ns, kind, options.format,
-           options.label_column, options.label_separator, options.text_column,
-           options.text_pair_column)
-    if key not in _STATS:
-        counts, rows = {}, 0
-        for row, where in file_rows(options, data_dir, "train", task_name, True):
-            label = row_label(row, kind, options, where)
-            for one in (label if isinstance(label, tuple) else (label,)):
-                counts[one] = counts.get(one, 0) + 1
-            rows += 1
-        labels = sort_labels(counts)
-        _STATS[key] = LabelStats(labels, tuple(counts[label] for label in labels), rows)
-    return _STATS[key]
+    key = ("label_stats", os.path.abspath(path), stat.st_size, stat.st_mtime_ns, kind,
+           options.format, options.label_column, options.label_separator,
+           options.text_column, options.text_pair_column)
+    if cache is not None and key in cache:
+        return cache[key]
+    counts, rows = {}, 0
+    for row, where in file_rows(options, data_dir, "train", task_name, True):
+        label = row_label(row, kind, options, where)
+        for one in (label if isinstance(label, tuple) else (label,)):
+            counts[one] = counts.get(one, 0) + 1
+        rows += 1
+    labels = sort_labels(counts)
+    stats = LabelStats(labels, tuple(counts[label] for label in labels), rows)
+    if cache is not None:
+        cache[key] = stats
+    return stats
 
 
 def balanced_weights(stats):

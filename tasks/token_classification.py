@@ -72,9 +72,6 @@ class TokenClassificationTask(Task):
     options_class = TokenOptions
     primary_metric = "f1"  # entity-level micro F1 (conlleval's)
 
-    def __init__(self):
-        self._train = {}  # training file (path, size, mtime) -> its tag list
-
     def kfold_files(self, options, data_dir, k, folder):
         """Folds of the training sentences (CoNLL) or rows (JSON lines), by a hash of each."""
         options = options or TokenOptions()
@@ -92,7 +89,7 @@ class TokenClassificationTask(Task):
         if labelled:
             self._check_scheme(path, examples, options)
         if split == "train":
-            self._train[self._key(path)] = self._tags_of(examples, options)
+            self._remember(path, self._tags_of(examples, options))
         elif labelled:
             self._check_types(path, examples, self.tags(options, data_dir))
         return examples
@@ -100,7 +97,12 @@ class TokenClassificationTask(Task):
     @staticmethod
     def _key(path):
         stat = os.stat(path)
-        return os.path.abspath(path), stat.st_size, stat.st_mtime_ns
+        return "tags", os.path.abspath(path), stat.st_size, stat.st_mtime_ns
+
+    def _remember(self, path, tags):
+        # A bound task keeps a training file's tags for its run (per file version).
+        if self.run_cache is not None:
+            self.run_cache[self._key(path)] = tags
 
     def _check_scheme(self, path, examples, options):
         sequences = [list(e.tags) for e in examples if e.tags]
@@ -130,9 +132,13 @@ class TokenClassificationTask(Task):
         if options.entity_tags:
             return options.entity_tags.split(",")
         path = split_file(options, data_dir, "train", self.name)
-        if self._key(path) not in self._train:
-            self.read_examples(data_dir, "train", options)
-        return self._train[self._key(path)]
+        if self.run_cache is not None and self._key(path) in self.run_cache:
+            return self.run_cache[self._key(path)]
+        examples = token_data.read_file(path, options.format, True)
+        self._check_scheme(path, examples, options)
+        tags = self._tags_of(examples, options)
+        self._remember(path, tags)
+        return tags
 
     def _check_types(self, path, examples, tags):
         known = set(tagging.entity_types(tags))

@@ -14,7 +14,7 @@ import tensorflow as tf
 import tasks
 from albert_tf.backbone import AlbertBackbone
 from albert_tf.config import AlbertConfig
-from albert_tf.checkpoints import load_tokenizer
+from albert_tf.tokenizer.loading import load_tokenizer
 from albert_tf.training.finetuning import save_finetuned
 from albert_tf.training.settings import FinetuneSettings
 from conftest import FIXTURES

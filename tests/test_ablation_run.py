@@ -88,7 +88,7 @@ def test_unique_parameters_are_those_of_the_saved_model(grid_run):
 
 def _heldout(settings, task):
     from albert_tf.ablation.data import data_folder, record_pattern
-    from albert_tf.checkpoints import load_tokenizer
+    from albert_tf.tokenizer.loading import load_tokenizer
     from albert_tf.pretraining import read_records
 
     folder = data_folder(settings, load_tokenizer(settings.vocab_file, host=True))

@@ -4,19 +4,18 @@
   programs do (they wire the task registry to the library).
 - `tasks` imports no command-line program.
 - The name a SentencePiece model is shipped under lives in its vocabulary type only.
+- ARCHITECTURE.md lists the commands of `albert_tf.commands.COMMANDS`, the one list.
 """
 
 import ast
 import os
+import re
+
+from albert_tf.commands import COMMANDS
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 # The command-line programs: the only albert_tf modules that may import `tasks`.
-PROGRAMS = {"albert_tf/finetune.py", "albert_tf/predict.py", "albert_tf/export/__main__.py",
-            "albert_tf/ablate.py", "albert_tf/distill.py", "albert_tf/search.py"}
-COMMANDS = ("albert_tf.finetune", "albert_tf.predict", "albert_tf.export.__main__",
-            "albert_tf.pretrain", "albert_tf.create_pretraining_data", "albert_tf.demo",
-            "albert_tf.inspect", "albert_tf.ablate", "albert_tf.distill", "albert_tf.search",
-            "albert_tf.serve")
+PROGRAMS = {module.replace(".", "/") + ".py" for module in COMMANDS.values()}
 
 
 def _python_files(folder):
@@ -53,7 +52,7 @@ def test_the_checker_sees_imports_inside_functions(tmp_path):
 
 def test_tasks_import_no_command():
     offenders = [f"{relative}: {name}" for relative, path in _python_files("tasks")
-                 for name in _imports(path) if name.startswith(COMMANDS)]
+                 for name in _imports(path) if name.startswith(tuple(COMMANDS.values()))]
     assert offenders == []
 
 
@@ -65,3 +64,14 @@ def test_the_shipped_vocabulary_file_is_named_in_one_place():
                 if literal in f.read():
                     found.append(relative)
     assert found == ["albert_tf/tokenizer/sentencepiece/type.py"]
+
+
+def test_architecture_md_lists_the_commands():
+    with open(os.path.join(ROOT, "ARCHITECTURE.md"), encoding="utf-8") as f:
+        text = f.read()
+    section = text.split("## Commands", 1)[1].split("\n## ", 1)[0]
+    listed = dict(re.findall(r"^\| `albert-tf (\w+)` \| `python -m ([\w.]+)` \|", section, re.M))
+    assert listed == {name: module.removesuffix(".__main__") for name, module in
+                      COMMANDS.items()}
+    for module in COMMANDS.values():
+        assert os.path.isfile(os.path.join(ROOT, module.replace(".", "/") + ".py")), module

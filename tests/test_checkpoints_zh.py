@@ -55,9 +55,9 @@ def test_layout_reproduces_its_own_implementation(loaded, layout):
 
 
 def test_configs_translate_what_each_layout_means():
-    _, google_config, _, _ = albert_tf.checkpoints.read_checkpoint(os.path.join(ZH, "google_zh"))
-    _, hf_config, _, _ = albert_tf.checkpoints.read_checkpoint(os.path.join(ZH, "hf_zh"))
-    _, bm_config, _, _ = albert_tf.checkpoints.read_checkpoint(os.path.join(ZH, "brightmart"))
+    google_config = albert_tf.checkpoints.read_checkpoint(os.path.join(ZH, "google_zh")).config
+    hf_config = albert_tf.checkpoints.read_checkpoint(os.path.join(ZH, "hf_zh")).config
+    bm_config = albert_tf.checkpoints.read_checkpoint(os.path.join(ZH, "brightmart")).config
     assert google_config.activation == "relu"  # as albert_base_zh: never assume GELU
     assert hf_config.activation == "gelu"  # transformers' "gelu" is the exact erf form
     assert bm_config.activation == "gelu_approximate"  # BERT's "gelu": the tanh form

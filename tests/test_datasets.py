@@ -37,22 +37,31 @@ def web(monkeypatch):
     return pages
 
 
+def fetch_task(name, root):
+    return datasets.fetch_dataset(tasks.data_sources()[name], root)
+
+
 def test_every_task_with_public_data_has_a_source():
-    known = set(tasks.names())
-    assert {"rte", "mrpc", "mnli", "squad", "squad_v2"} <= set(datasets.SOURCES)
-    assert set(datasets.SOURCES) - known <= {"afqmc", "tnews", "iflytek", "cmnli", "ocnli",
-                                              "cluewsc2020", "csl", "cmrc2018"}
+    sources = tasks.data_sources()
+    assert set(sources) == {"cola", "sst2", "mrpc", "stsb", "qqp", "mnli", "qnli", "rte",
+                            "wnli", "squad", "squad_v2", "afqmc", "tnews", "iflytek", "cmnli",
+                            "ocnli", "cluewsc2020", "csl", "cmrc2018"}
+    assert all(source.name == name for name, source in sources.items())
+    # The GLUE folder is named once, in the task's spec row.
+    assert sources["sst2"].folder == f"glue/{glue.get_spec('sst2').folder}" == "glue/SST-2"
+    assert sources["cmrc2018"].folder == "clue/cmrc2018"
+    assert len({s.folder for s in sources.values()}) == len(sources) - 1  # squad + squad_v2
 
 
 def test_a_glue_archive_lands_where_the_task_reads_it(tmp_path, web):
     rows = "index\tsentence1\tsentence2\tlabel\n0\tA man sleeps.\tA man rests.\tentailment\n"
     web[datasets.GLUE_URL.format(name="RTE")] = _zip(
         {"RTE/train.tsv": rows, "RTE/dev.tsv": rows, "RTE/test.tsv": "index\ts1\ts2\n0\ta\tb\n"})
-    folder = datasets.fetch_dataset("rte", str(tmp_path))
+    folder = fetch_task("rte", str(tmp_path))
     assert folder == str(tmp_path / "glue" / "RTE")
     examples = tasks.get("rte").read_examples(folder, "train")
     assert [(e.text_a, e.label) for e in examples] == [("A man sleeps.", "entailment")]
-    assert datasets.fetch_dataset("rte", str(tmp_path)) == folder  # kept, not fetched again
+    assert fetch_task("rte", str(tmp_path)) == folder  # kept, not fetched again
     assert len(web["asked"]) == 1
 
 
@@ -62,7 +71,7 @@ def test_mrpc_is_split_by_glues_dev_ids(tmp_path, web):
     web[datasets.MRPC_URLS["train"]] = (
         f"\ufeff{header}\n1\t11\t12\tA b.\tA c.\n0\t21\t22\tD e.\tF g.\n").encode()
     web[datasets.MRPC_URLS["test"]] = f"\ufeff{header}\n1\t31\t32\tH i.\tJ k.\n".encode()
-    folder = datasets.fetch_dataset("mrpc", str(tmp_path))
+    folder = fetch_task("mrpc", str(tmp_path))
     spec = glue.get_spec("mrpc")
     assert [e.text_a for e in glue.read_examples(spec, folder, "train")] == ["D e."]
     assert [(e.text_a, e.label) for e in glue.read_examples(spec, folder, "dev")] == [
@@ -75,17 +84,17 @@ def test_squad_and_clue_files(tmp_path, web):
     for split in ("train", "dev"):
         web[datasets.SQUAD_URL.format(split=split, version="2.0")] = json.dumps(
             {"version": "v2.0", "data": []}).encode()
-    assert sorted(os.listdir(datasets.fetch_dataset("squad_v2", str(tmp_path)))) == [
+    assert sorted(os.listdir(fetch_task("squad_v2", str(tmp_path)))) == [
         "dev-v2.0.json", "train-v2.0.json"]
     web[datasets.CLUE_URL.format(name="afqmc")] = _zip(
         {"train.json": "{}\n", "dev.json": "{}\n", "test.json": "{}\n"})
-    assert sorted(os.listdir(datasets.fetch_dataset("afqmc", str(tmp_path)))) == [
+    assert sorted(os.listdir(fetch_task("afqmc", str(tmp_path)))) == [
         "dev.json", "test.json", "train.json"]
 
 
 def test_without_network_one_line_says_what_and_where(tmp_path, web):
     with pytest.raises(OSError) as raised:
-        datasets.fetch_dataset("qnli", str(tmp_path))
+        fetch_task("qnli", str(tmp_path))
     message = str(raised.value)
     assert message.startswith("data set qnli: could not fetch it (OSError: <urlopen error")
     assert f"put its files in {tmp_path}/glue/QNLI" in message

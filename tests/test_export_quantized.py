@@ -26,7 +26,7 @@ import cli_helpers as cli
 import export_helpers as helpers
 import tasks
 from albert_tf.backbone import AlbertBackbone
-from albert_tf.checkpoints import load_tokenizer
+from albert_tf.tokenizer.loading import load_tokenizer
 from albert_tf.config import AlbertConfig
 from albert_tf.export import exporter, precision, tflite, variants
 from albert_tf.training import devices

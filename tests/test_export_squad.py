@@ -100,7 +100,7 @@ def test_any_raw_text_gives_defined_answers(squad):
     assert {k: v.shape for k, v in empty.items()} == {k: (0,) for k in got}
     # Invalid UTF-8 is read as U+FFFD: the host pipeline on the decoded text agrees,
     # on the part of each context the export reads (SERVING.md: bounded memory).
-    from albert_tf.checkpoints import load_tokenizer
+    from albert_tf.tokenizer.loading import load_tokenizer
     from albert_tf.export import text_limit
 
     settings = squad[3]

@@ -15,7 +15,7 @@ from sklearn.metrics import accuracy_score
 
 import tasks
 from albert_tf.backbone import AlbertBackbone
-from albert_tf.checkpoints import load_tokenizer
+from albert_tf.tokenizer.loading import load_tokenizer
 from albert_tf.data import Features
 from albert_tf.models import AlbertMultipleChoice
 from conftest import FIXTURES

@@ -15,7 +15,7 @@ import tensorflow as tf
 import cli_helpers as cli
 import tasks
 from albert_tf.backbone import AlbertBackbone
-from albert_tf.checkpoints import load_tokenizer
+from albert_tf.tokenizer.loading import load_tokenizer
 from albert_tf.config import AlbertConfig
 from albert_tf.export.multiple_choice import MultipleChoiceServing
 from albert_tf.models import AlbertMultipleChoice

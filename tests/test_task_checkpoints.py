@@ -29,7 +29,7 @@ def test_google_named_task_checkpoint_round_trip(tmp_path, build):
     keras.utils.set_random_seed(6)
     target = build(AlbertBackbone(tiny_config(initializer_range=0.3)))
     checkpoint = checkpoints.read_checkpoint(folder)
-    assert checkpoint[0] == "google"
+    assert checkpoint.format == "google"
     assert checkpoints.load_task_weights(target, checkpoint)  # the head was there
     x = _inputs()
     for name, value in source(x, training=False).items():

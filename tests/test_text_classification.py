@@ -294,3 +294,15 @@ def test_tiny_multi_label_run_reports_and_stores_labels_and_threshold(tmp_path):
     tags = {tag for tag, _ in written}
     assert {"eval_dev/micro_f1", "eval_dev/per_class/sport/f1", "train/loss"} <= tags
     assert written.count(("eval_dev/micro_f1", 3)) == 1
+
+
+def test_multi_label_serving_counts_the_predicted_labels():
+    from types import SimpleNamespace
+
+    from albert_tf.export.classification import MultiLabelServing
+
+    head = SimpleNamespace(threshold=0.5, labels=["art", "news", "sport"])
+    out = MultiLabelServing.decode(head, tf.constant([[2.0, -1.0, 0.5], [-3.0, -2.0, -1.0]]))
+    assert out["labels"].numpy().astype(str).tolist() == [["art", "sport", ""], ["", "", ""]]
+    # num_predicted: how many labels a row has; num_labels stays the size of the label set.
+    assert out["num_predicted"].numpy().tolist() == [2, 0] and "num_labels" not in out

@@ -135,10 +135,10 @@ def test_multi_label_export_serves_label_sets_at_the_saved_threshold(tmp_path):
     assert info["labels"] == ["art", "news", "sport"] and info["threshold"] == threshold
     got = _fresh_outputs(version, ["text"], HOSTILE)
     np.testing.assert_allclose(got["probabilities"], probabilities, atol=1e-5)
-    for row, chosen, count in zip(probabilities, got["labels"], got["num_labels"]):
+    for row, chosen, count in zip(probabilities, got["labels"], got["num_predicted"]):
         want = [name for name, p in zip(info["labels"], row) if p >= threshold]
         assert chosen[:count] == want and chosen[count:] == [""] * (3 - count)
-    assert 0 < sum(got["num_labels"]) < 3 * len(HOSTILE)
+    assert 0 < sum(got["num_predicted"]) < 3 * len(HOSTILE)
     # The export command's --threshold replaces the saved one; out of (0, 1) is refused.
     given = export_model(model_dir, str(tmp_path / "export"), threshold=0.999)
     assert helpers.export_info(given)["threshold"] == 0.999

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import tasks
-from albert_tf.checkpoints import load_tokenizer
+from albert_tf.tokenizer.loading import load_tokenizer
 from albert_tf.models.token_classifier import IGNORED
 from conftest import FIXTURES
 from tasks import tagging, token_data, token_features

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from albert_tf.checkpoints import load_tokenizer
+from albert_tf.tokenizer.loading import load_tokenizer
 from albert_tf.export.token_classification import (TokenClassifierServing,
                                                    graph_word_starts, word_starts)
 from conftest import FIXTURES

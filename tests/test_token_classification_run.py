@@ -97,7 +97,7 @@ def test_tflite_gives_the_logits(crf):
     import numpy as np
     import tensorflow as tf
 
-    from albert_tf.checkpoints import load_tokenizer
+    from albert_tf.tokenizer.loading import load_tokenizer
     from albert_tf.export import tflite
     from albert_tf.export.token_classification import TokenClassifierServing
     from tasks import tagging

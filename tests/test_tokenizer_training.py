@@ -89,7 +89,7 @@ def test_cli_errors_are_one_line(corpus, tmp_path, args, message):
     assert result.returncode == 1
     lines = result.stderr.strip().splitlines()
     assert len(lines) == 1 and "Traceback" not in result.stderr, result.stderr
-    assert lines[0].startswith("albert_tf.tokenizer: error: ") and message in lines[0]
+    assert lines[0].startswith("error: ") and message in lines[0]
 
 
 def test_library_rejects_bad_arguments(corpus, tmp_path):

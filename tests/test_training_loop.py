@@ -281,13 +281,15 @@ class ScriptedTask(QuestionTask):
     SCRIPT = {2: 0.50, 4: 0.60, 6: 0.62, 8: 0.61, 10: 0.90, 12: 0.95}
 
     def __init__(self, interrupt_at=None):
-        self.interrupt_at, self.calls = interrupt_at, []
+        # Held in lists: each run works on its own bound copy of the task (`Task.bind`),
+        # and the script spans runs.
+        self.interrupt_at, self.calls = [interrupt_at], []
 
     def evaluate(self, run, split):
         step = update_step(run.model)
         self.calls.append(step)
-        if step == self.interrupt_at:
-            self.interrupt_at = None
+        if step == self.interrupt_at[0]:
+            self.interrupt_at[0] = None
             raise KeyboardInterrupt
         return {"score": self.SCRIPT[step], "examples": len(SENTENCES)}
 

@@ -103,7 +103,8 @@ def test_cli_trains_a_wordpiece_vocabulary(corpus, tmp_path):
      "for its characters alone, more than vocab_size=50: raise vocab_size"),
     (["train", "--type=wordpiece", "--input=/no/such.txt", "--vocab_size=50",
       "--output={out}"], "--input: no file matches '/no/such.txt'"),
-    (["train", "--type=bpe", "--input={corpus}"], "flag --type=bpe: value should be one of"),
+    (["train", "--type=bpe", "--input={corpus}", "--vocab_size=50", "--output={out}"],
+     "error: type must be one of sentencepiece, wordpiece, got 'bpe'"),
 ])
 def test_cli_errors(corpus, tmp_path, args, message):
     result = run_cli(*[a.format(corpus=corpus, out=tmp_path / "out") for a in args])

@@ -46,11 +46,11 @@ def check_tasks(settings, get_task):
     """Reads every split the fine-tuning runs will read, before any work; raises
     ValueError naming the task and what is wrong."""
     for name in settings.finetune_tasks:
-        task = get_task(name)
-        run = finetune_settings(task, settings, "unused", "unused", settings.seed)
+        run = finetune_settings(get_task(name), settings, "unused", "unused", settings.seed)
+        task = get_task(name).bind(run)
         for split in (task.train_split, *task.eval_splits):
             try:
-                examples = task.read_examples(run.data_dir, split, task.options(run))
+                examples = task.read_examples(run.data_dir, split, task.task_options)
             except (OSError, ValueError) as e:
                 raise ValueError(f"--finetune={name}: {e}") from None
             if not examples:

@@ -55,7 +55,7 @@ def check_saved(settings):
 
 def prepare(settings, get_task=None):
     """Everything checked before work starts: `(tokenizer, config, variants)`."""
-    from albert_tf.checkpoints import load_tokenizer
+    from albert_tf.tokenizer.loading import load_tokenizer
 
     check_saved(settings)
     tokenizer = load_tokenizer(settings.vocab_file, host=True)

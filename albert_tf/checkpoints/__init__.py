@@ -16,6 +16,7 @@
 import logging
 import os
 import re
+import typing
 
 import numpy as np
 
@@ -24,9 +25,9 @@ from albert_tf.checkpoints import brightmart, download, google, hf, keras_hub, n
 from albert_tf.checkpoints.weights import CheckpointError, assign, model_variables
 from albert_tf.io_utils import atomic_directory
 from albert_tf.models.pretraining import AlbertPretrainingModel
-from albert_tf.tokenizer.loading import save_vocabulary, tokenizer_from
+from albert_tf.tokenizer.base import save_vocabulary
 
-__all__ = ["CheckpointError", "detect_format", "export_hf", "init_from_group0", "load_tokenizer",
+__all__ = ["Checkpoint", "CheckpointError", "detect_format", "export_hf", "init_from_group0",
            "load_pretrained", "load_task_weights", "load_weights", "read_checkpoint",
            "save_pretrained"]
 
@@ -64,12 +65,27 @@ def _tf1_layout(prefix):
     return "brightmart" if brightmart.is_brightmart(prefix) else "google"
 
 
+class Checkpoint(typing.NamedTuple):
+    """A checkpoint read into memory (`read_checkpoint`).
+
+    format: its layout, a key of `_FORMATS` ("albert_tf", "google", "brightmart",
+        "hf", "keras_hub"); config: its `AlbertConfig`; tensors: `{name: array}`
+        under the layout's own names; source: the local path read (errors name it).
+    """
+
+    format: str
+    config: object
+    tensors: dict
+    source: str
+
+
 def read_checkpoint(path):
-    """(format, AlbertConfig, {name: array}, source) of any supported checkpoint."""
+    """The `Checkpoint` of any supported checkpoint (a folder, a TF1 prefix or a
+    published name)."""
     path = download.resolve(path)
     fmt = detect_format(path)
     config, tensors, source = _FORMATS[fmt].read(path)
-    return fmt, config, tensors, source
+    return Checkpoint(fmt, config, tensors, source)
 
 
 def _entries_and_skip(fmt, config, tensors, heads):
@@ -112,32 +128,14 @@ def load_pretrained(path, with_heads=False, dtype=None, overrides=None, recomput
         CheckpointError: unknown format, or tensors missing, unexpected or
             mis-shaped (all listed).
     """
-    fmt, config, tensors, source = read_checkpoint(path)
-    if overrides:
-        config = config.replace(**overrides)
+    checkpoint = read_checkpoint(path)
+    config = checkpoint.config.replace(**overrides) if overrides else checkpoint.config
     model = AlbertBackbone(config, dtype=dtype, recompute=recompute, unroll=unroll)
     if with_heads:
         model = AlbertPretrainingModel(model)
-    load_weights(model, fmt, config, tensors, source, with_heads)
+    load_weights(model, checkpoint.format, config, checkpoint.tensors, checkpoint.source,
+                 with_heads)
     return model
-
-
-def load_tokenizer(path, host=False, lowercase=None):
-    """The tokenizer that belongs to a checkpoint or a vocabulary file.
-
-    Args:
-        path: a vocabulary file (a SentencePiece `.model`); a checkpoint folder
-            of any format `load_pretrained` reads, or a TF1 prefix; a
-            fine-tuned or pretrained albert_tf folder (it records its
-            vocabulary); or a published checkpoint name (fetched into the cache).
-        host: the host form (plain Python, for featurization) instead of the
-            in-graph Keras layer; both give the same ids.
-        lowercase: force the casing; None: the folder's record, Hugging Face's
-            `do_lower_case`, else detected from the vocabulary.
-    """
-    if download.is_published_name(path) and not os.path.exists(path):
-        path = download.resolve(path)
-    return tokenizer_from(path, host=host, lowercase=lowercase)
 
 
 def _is_backbone(name):
@@ -151,7 +149,8 @@ def load_task_weights(model, checkpoint):
     has one (a fine-tuned checkpoint), else it keeps its initialisation (a
     pretrained checkpoint). Returns whether the head was loaded.
     """
-    fmt, config, tensors, source = checkpoint
+    fmt, config, tensors, source = (checkpoint.format, checkpoint.config, checkpoint.tensors,
+                                    checkpoint.source)
     if fmt == "albert_tf" and any(k.endswith("/lora_kernel_a") for k in tensors):
         raise CheckpointError(
             f"{source}: holds LoRA adapters and a head beside a reference to its backbone, not "
@@ -173,16 +172,16 @@ def load_task_weights(model, checkpoint):
 
 
 def _source_model(checkpoint, heads):
-    fmt, config, tensors, source = checkpoint
-    model = AlbertBackbone(config)
+    model = AlbertBackbone(checkpoint.config)
     if heads:
         model = AlbertPretrainingModel(model)
-    load_weights(model, fmt, config, tensors, source, heads)
+    load_weights(model, checkpoint.format, checkpoint.config, checkpoint.tensors,
+                 checkpoint.source, heads)
     return model
 
 
 def _has_pretraining_heads(checkpoint):
-    fmt, config, tensors, _ = checkpoint
+    fmt, config, tensors = checkpoint.format, checkpoint.config, checkpoint.tensors
     if fmt == "albert_tf":
         return any(k.startswith("mlm_head/") for k in tensors)
     if fmt == "keras_hub":
@@ -202,10 +201,10 @@ def init_from_group0(model, path):
     pooler and pretraining heads (when both have them) are taken as they are.
     """
     checkpoint = read_checkpoint(path)
-    source_config = checkpoint[1]
+    source_config = checkpoint.config
     if source_config.num_inner_repetitions != model.config.num_inner_repetitions:
         raise CheckpointError(
-            f"{checkpoint[3]}: num_inner_repetitions={source_config.num_inner_repetitions}, "
+            f"{checkpoint.source}: num_inner_repetitions={source_config.num_inner_repetitions}, "
             f"the model has {model.config.num_inner_repetitions}; group 0 cannot fill it")
     heads = isinstance(model, AlbertPretrainingModel) and _has_pretraining_heads(checkpoint)
     source = model_variables(_source_model(checkpoint, heads))
@@ -222,7 +221,7 @@ def init_from_group0(model, path):
             continue
         variable.assign(source[wanted].numpy())
     if problems:
-        raise CheckpointError(f"{checkpoint[3]} cannot initialise the model from group 0:\n  "
+        raise CheckpointError(f"{checkpoint.source} cannot initialise the model from group 0:\n  "
                               + "\n  ".join(problems[:12]))
 
 

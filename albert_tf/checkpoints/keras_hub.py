@@ -9,7 +9,8 @@ import os
 
 from albert_tf import extras
 from albert_tf.checkpoints.weights import ATTENTION_PARTS, FFN_PARTS, CheckpointError, Entry
-from albert_tf.config import AlbertConfig, read_json
+from albert_tf.config import AlbertConfig
+from albert_tf.io_utils import read_json
 
 CONFIG_FILE = "config.json"
 WEIGHTS_FILE = "model.weights.h5"

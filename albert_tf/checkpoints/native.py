@@ -13,7 +13,8 @@ import numpy as np
 from safetensors.numpy import load_file, save_file
 
 from albert_tf.checkpoints.weights import CheckpointError, Entry
-from albert_tf.config import AlbertConfig, read_json
+from albert_tf.config import AlbertConfig
+from albert_tf.io_utils import read_json
 
 CONFIG_FILE = "albert_tf_config.json"
 WEIGHTS_FILE = "model.safetensors"

@@ -109,7 +109,7 @@ def _generate(task_name, seed, folder, data_dir):
     """Writes the task files, the vocabulary and the model config (last); returns the
     vocabulary file."""
     from albert_tf.config import AlbertConfig
-    from albert_tf.tokenizer.loading import tokenizer_from
+    from albert_tf.tokenizer.loading import load_tokenizer
 
     os.makedirs(data_dir, exist_ok=True)
     if task_name == "rte":
@@ -124,7 +124,7 @@ def _generate(task_name, seed, folder, data_dir):
         f.write("\n".join(_corpus_lines(task_name, seed + 100)) + "\n")
     vocab_file = _vocabulary(task_name, corpus, folder)
     # The trainer may have stopped below DEMO_VOCABULARY: the model takes what it made.
-    size = tokenizer_from(vocab_file, host=True).vocabulary_size
+    size = load_tokenizer(vocab_file, host=True).vocabulary_size
     with atomic_file(os.path.join(folder, "model.json"), encoding="utf-8") as f:
         json.dump(AlbertConfig(vocabulary_size=size, **DEMO_MODEL).to_dict(), f,
                   indent=2)

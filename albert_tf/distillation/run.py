@@ -21,7 +21,8 @@ import dataclasses
 import functools
 import os
 
-from albert_tf.checkpoints import load_tokenizer, native
+from albert_tf.checkpoints import native
+from albert_tf.tokenizer.loading import load_tokenizer
 from albert_tf.data.features import cache_key
 from albert_tf.distillation import teacher_cache
 from albert_tf.distillation.distiller import TEACHER_PREFIX, Distiller, LossWeights

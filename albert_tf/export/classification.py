@@ -18,8 +18,8 @@ outputs below. Outputs:
   num_labels)`, a sigmoid per label in label order; `predicted` bool, the same
   shape, probability >= the threshold; `labels` string, the same shape, the
   predicted labels first (in label order), then empty strings (TF Serving
-  needs dense outputs); `num_labels` int32 `(batch_size,)`, how many of
-  `labels` are predicted.
+  needs dense outputs); `num_predicted` int32 `(batch_size,)`, how many of
+  `labels` are predicted (`num_labels` is the size of the label set).
 """
 
 import tensorflow as tf
@@ -126,4 +126,4 @@ class MultiLabelServing(ClassifierServing):
         chosen = tf.gather(predicted, order, batch_dims=1)
         return {"probabilities": probabilities, "predicted": predicted,
                 "labels": tf.where(chosen, names, tf.constant("")),
-                "num_labels": tf.reduce_sum(tf.cast(predicted, tf.int32), axis=-1)}
+                "num_predicted": tf.reduce_sum(tf.cast(predicted, tf.int32), axis=-1)}

@@ -75,3 +75,14 @@ class DataOptions(Settings):
             short_seq_prob=self.short_seq_prob, random_next_sentence=self.random_next_sentence,
             target_length=self.target_length, single_sentence=self.single_sentence,
             ngram_placement=self.ngram_placement)
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class DataFiles(Settings):
+    """What `create_pretraining_data` reads and writes (the sampling: `DataOptions`)."""
+
+    input: tuple[str, ...] = setting(help="Comma-separated text files or globs (UTF-8).")
+    vocab_file: str = setting(help="The vocabulary (e.g. ALBERT's 30k-clean.model), or a "
+                              "local checkpoint folder that ships one.")
+    output: str = setting(help="Output prefix: writes PREFIX-0000i-of-0000N.tfrecord.")
+    progress: bool = setting(True, help="Report progress on stderr.")

@@ -19,7 +19,7 @@ from albert_tf.backbone import AlbertBackbone
 from albert_tf.config import AlbertConfig, preset_names
 from albert_tf.io_utils import atomic_file
 from albert_tf.models.pretraining import AlbertPretrainingModel
-from albert_tf.checkpoints import load_tokenizer
+from albert_tf.tokenizer.loading import load_tokenizer
 from albert_tf.pretraining.train_settings import SETTINGS_FILE
 from albert_tf.training import engine
 from albert_tf.training.settings import DEFAULT_MODEL

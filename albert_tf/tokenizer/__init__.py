@@ -1,8 +1,8 @@
 """ALBERT tokenization, in-graph (`AlbertTokenizer`) and on the host (`HostTokenizer`).
 
-`tokenizer_from(path, host=False)` returns the tokenizer of a local checkpoint
-folder or vocabulary file (`albert_tf.load_tokenizer` also takes published
-names); `base` defines the plug point (the tokenizer protocol and the
+`load_tokenizer(path, host=False)` (also `albert_tf.load_tokenizer`) returns the
+tokenizer of a checkpoint folder, a vocabulary file or a published checkpoint
+name; `base` defines the plug point (the tokenizer protocol and the
 registry of vocabulary types), `spm` the SentencePiece type, `wordpiece` the
 WordPiece type (BERT's `vocab.txt`, Chinese ALBERT's).
 
@@ -61,8 +61,8 @@ from albert_tf.lazy import lazy_exports
 
 _EXPORTS = {
     "AlbertTokenizer": "albert_tf.tokenizer.sentencepiece.layer",
-    "tokenizer_from": "albert_tf.tokenizer.loading",
-    "save_vocabulary": "albert_tf.tokenizer.loading",
+    "load_tokenizer": "albert_tf.tokenizer.loading",
+    "save_vocabulary": "albert_tf.tokenizer.base",
     "HostTokenizer": "albert_tf.tokenizer.sentencepiece.host",
     "SegmentPacker": "albert_tf.tokenizer.packing",
     "pack_host": "albert_tf.tokenizer.packing",

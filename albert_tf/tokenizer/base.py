@@ -14,9 +14,10 @@ Both give ids without special tokens and have `pad_id`, `unk_id`, `cls_id`,
 the host form also `fingerprint()`, a short hash of its vocabulary and casing.
 
 A `VocabularyType` knows one kind of vocabulary file: how to recognise it,
-under which names checkpoint folders ship it, and how to build both forms of
-its tokenizer. `albert_tf.tokenizer.load_tokenizer` picks the type from a
-checkpoint folder or a vocabulary file. A new vocabulary type is one module
+under which names checkpoint folders ship it, how to build both forms of
+its tokenizer and, if it can, how to train one (`train`, which
+`albert-tf tokenizer train --type=NAME` runs). `albert_tf.load_tokenizer` picks
+the type from a checkpoint folder or a vocabulary file. A new vocabulary type is one module
 that defines and `register`s its type, named in `TYPE_MODULES`.
 """
 
@@ -26,6 +27,8 @@ import os
 from albert_tf.registry import Registry
 
 TYPE_MODULES = ("albert_tf.tokenizer.sentencepiece.type", "albert_tf.tokenizer.wordpiece.type")
+# Hugging Face's tokenizer settings; its `do_lower_case` gives the casing.
+TOKENIZER_CONFIG = "tokenizer_config.json"
 
 
 class VocabularyType(abc.ABC):
@@ -62,6 +65,18 @@ class VocabularyType(abc.ABC):
                 return os.path.join(folder, name)
         return None
 
+    def train(self, input_files, vocab_size, output, lowercase=False, verbose=False):
+        """Trains a vocabulary of this type on the text files `input_files` and
+        writes it to `output` (a path prefix or a folder, as the type says);
+        returns the line `tokenizer train` prints (what was written). A type
+        that cannot train keeps this default."""
+        raise ValueError(f"the {self.name} vocabulary type has no trainer")
+
+    @property
+    def trainable(self):
+        """Whether this type overrides `train`."""
+        return type(self).train is not VocabularyType.train
+
     @abc.abstractmethod
     def save(self, tokenizer, directory):
         """Writes the tokenizer's vocabulary into `directory` as `file_name`; returns
@@ -97,6 +112,17 @@ def vocabulary_types():
     return REGISTRY.entries()
 
 
+def trainable_types():
+    """The names of the registered types that can train a vocabulary."""
+    return sorted(name for name, t in vocabulary_types().items() if t.trainable)
+
+
 def vocabulary_file_names():
     """Every file name a checkpoint folder may ship a vocabulary under (for downloads)."""
     return [name for t in vocabulary_types().values() for name in t.folder_files]
+
+
+def save_vocabulary(tokenizer, directory):
+    """Writes `tokenizer`'s vocabulary into `directory`; returns the record that
+    `loading.load_tokenizer` reads back from the folder's config."""
+    return get_type(tokenizer.vocabulary_type).save(tokenizer, directory)

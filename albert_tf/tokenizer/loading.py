@@ -1,28 +1,28 @@
-"""The tokenizer of a local checkpoint folder, model folder or vocabulary file.
+"""`load_tokenizer`: the tokenizer of a checkpoint folder, model folder, vocabulary
+file or published checkpoint name (`albert_tf.load_tokenizer`).
 
-`albert_tf.load_tokenizer` (in `albert_tf.checkpoints`) also fetches published
-checkpoints by name, then comes here.
+Imports nothing heavy for a local path: a program checks its vocabulary before
+TensorFlow loads. Only a published name loads `albert_tf.checkpoints.download`.
 """
 
 import os
 
-from albert_tf.config import read_json
-from albert_tf.tokenizer.base import get_type, vocabulary_types
+from albert_tf.io_utils import read_json
+from albert_tf.tokenizer.base import TOKENIZER_CONFIG, get_type, vocabulary_types
 
-# What an albert_tf model folder records about its vocabulary (see `save_vocabulary`).
+# What an albert_tf model folder records about its vocabulary (see `base.save_vocabulary`).
 NATIVE_CONFIG = "albert_tf_config.json"
-# Hugging Face's tokenizer settings; its `do_lower_case` gives the casing.
-TOKENIZER_CONFIG = "tokenizer_config.json"
 
 
-def tokenizer_from(path, host=False, lowercase=None):
-    """The tokenizer that belongs to the local `path`.
+def load_tokenizer(path, host=False, lowercase=None):
+    """The tokenizer that belongs to `path`.
 
     Args:
         path: a vocabulary file (a SentencePiece `.model`, ...); a checkpoint
             folder of any format `load_pretrained` reads (or a TF1 prefix);
-            or a fine-tuned / pretrained albert_tf model folder, which
-            records its vocabulary.
+            a fine-tuned / pretrained albert_tf model folder, which records
+            its vocabulary; or a published checkpoint name (fetched into the
+            cache, see `albert_tf.checkpoints.download`).
         host: the host form (plain Python, for featurization) instead of the
             in-graph Keras layer.
         lowercase: force the casing; None: the folder's record, else
@@ -32,6 +32,11 @@ def tokenizer_from(path, host=False, lowercase=None):
     Raises:
         FileNotFoundError / ValueError, naming the path and what was looked for.
     """
+    if not os.path.exists(path) and not os.path.isfile(path + ".index"):
+        from albert_tf.checkpoints import download
+
+        if download.is_published_name(path):
+            path = download.resolve(path)
     kind, file, recorded = find_vocabulary(path)
     vocabulary_type = get_type(kind)
     casing = recorded if lowercase is None else lowercase
@@ -39,7 +44,7 @@ def tokenizer_from(path, host=False, lowercase=None):
 
 
 def find_vocabulary(path):
-    """`(type name, vocabulary file, lowercase or None)` of `path` (see `tokenizer_from`)."""
+    """`(type name, vocabulary file, lowercase or None)` of `path` (see `load_tokenizer`)."""
     if not os.path.exists(path) and not os.path.isfile(path + ".index"):
         raise FileNotFoundError(f"vocabulary file not found: {path}")
     if os.path.isfile(path):
@@ -90,9 +95,3 @@ def _json_field(path, key):
         return None
     value = read_json(path)
     return value.get(key) if isinstance(value, dict) else None
-
-
-def save_vocabulary(tokenizer, directory):
-    """Writes `tokenizer`'s vocabulary into `directory`; returns the record that
-    `tokenizer_from` reads back from the folder's config."""
-    return get_type(tokenizer.vocabulary_type).save(tokenizer, directory)

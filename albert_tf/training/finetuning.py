@@ -15,12 +15,12 @@ import numpy as np
 
 from albert_tf import checkpoints, extras, lora
 from albert_tf.backbone import AlbertBackbone
-from albert_tf.config import AlbertConfig, preset_names, read_json
+from albert_tf.config import AlbertConfig, preset_names
 from albert_tf.data import bucket_lengths, padded_length
 from albert_tf.data.features import cache_key, cached
-from albert_tf.io_utils import atomic_file
+from albert_tf.io_utils import atomic_file, read_json
 from albert_tf.progress import Progress
-from albert_tf.checkpoints import load_tokenizer
+from albert_tf.tokenizer.loading import load_tokenizer
 from albert_tf.checkpoints.weights import CheckpointError
 from albert_tf.training import engine, evaluation
 from albert_tf.training.callbacks import update_step
@@ -50,7 +50,7 @@ def model_config(settings, checkpoint, vocabulary_size):
     vocabulary) and what is wrong, or None."""
     model = settings.model or DEFAULT_MODEL
     if checkpoint is not None:
-        config, source = checkpoint[1], checkpoint[3]
+        config, source = checkpoint.config, checkpoint.source
     elif model in preset_names():
         config, source = AlbertConfig.preset(model, vocabulary_size=vocabulary_size), model
     else:
@@ -84,7 +84,8 @@ def build_model(task, settings, policy, config, checkpoint, head=None, new_run=T
                 settings.learning_rate, settings.warmup_steps, settings.train_steps,
                 settings.dropout)
     elif checkpoints.load_task_weights(model, checkpoint):
-        logging.info("%s: loaded the fine-tuned %s head too", checkpoint[3], model.head_kind)
+        logging.info("%s: loaded the fine-tuned %s head too", checkpoint.source,
+                     model.head_kind)
     if settings.lora_rank:  # after the pretrained weights: they are what LoRA freezes
         lora.enable_lora(backbone, settings.lora_rank, settings.lora_alpha)
     return model
@@ -115,7 +116,7 @@ class Run:
     head = None
 
     def __init__(self, task, settings, verbose=True):
-        task.options(settings)  # reject unknown task options before any work
+        task = task.bind(settings)  # rejects unknown task options before any work
         if settings.do_eval:
             for extra in task.extras:
                 extras.require(extra, f"evaluating task {task.name!r}")
@@ -219,7 +220,7 @@ class Run:
     def examples(self, split):
         if split not in self._examples:
             self._examples[split] = self.task.read_examples(
-                self.settings.data_dir, split, self.task.options(self.settings))
+                self.settings.data_dir, split, self.task.task_options)
         return self._examples[split]
 
     def features_key(self, split):
@@ -265,7 +266,7 @@ class Run:
         """The `evaluation.Selection` of --best_metric (default: the task's primary
         metric, in the direction the task declares) and early stopping."""
         s = self.settings
-        metric = s.best_metric or self.task.primary_metric_for(self.task.options(s))
+        metric = s.best_metric or self.task.primary_metric_for(self.task.task_options)
         key = evaluation.history_key(metric, self.task.eval_splits)
         return evaluation.Selection(key, self.task.greater_is_better(key),
                                     s.early_stopping_patience, s.early_stopping_min_delta)
@@ -279,7 +280,7 @@ class Run:
             return None
         selection = self.selection()
         primary = evaluation.history_key(
-            self.task.primary_metric_for(self.task.options(s)), self.task.eval_splits)
+            self.task.primary_metric_for(self.task.task_options), self.task.eval_splits)
         return evaluation.Evaluator(
             self.evaluate, steps, self.task.eval_splits,
             lambda step: step * s.batch_size / train_examples, selection,
@@ -432,7 +433,7 @@ def run(task, settings, verbose=True, make_run=Run):
     make_run: `Run` or a subclass, called as `make_run(task, settings, verbose)`.
     """
     current = make_run(task, settings, verbose)
-    settings, setup = current.settings, current.setup
+    settings, setup, task = current.settings, current.setup, current.task  # the bound task
     results = {"task": task.name, "precision": setup.policy, "xla": setup.jit,
                "replicas": setup.replicas}
     if settings.do_eval:

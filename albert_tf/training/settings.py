@@ -18,7 +18,7 @@ import dataclasses
 import math
 import os
 
-from albert_tf.config import read_json
+from albert_tf.io_utils import read_json
 from albert_tf.settings import (CLOSED_PROBABILITY, NON_NEGATIVE, POSITIVE, POSITIVE_REAL,
                                 PROBABILITY, Rule, Settings, setting)
 

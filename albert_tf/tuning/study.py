@@ -19,9 +19,8 @@ until `trials` are complete or pruned. Finished trials are never run again.
 import json
 import os
 
-from albert_tf.config import read_json
 from albert_tf.errors import RunStopped
-from albert_tf.io_utils import atomic_file
+from albert_tf.io_utils import atomic_file, read_json
 from albert_tf.training import repeats
 from albert_tf.training.run_folder import RESULTS_FILE
 from albert_tf.tuning import watch

@@ -17,7 +17,7 @@ import re
 
 import numpy as np
 
-from albert_tf.config import read_json
+from albert_tf.io_utils import read_json
 from albert_tf.data.features import Features
 
 log = logging.getLogger(__name__)

@@ -18,7 +18,7 @@ import re
 import string
 import sys
 
-from albert_tf.config import read_json
+from albert_tf.io_utils import read_json
 
 # ASCII punctuation only, as in the scripts: "’" or "–" are kept.
 _PUNCTUATION = frozenset(string.punctuation)

@@ -14,6 +14,7 @@ import json
 import os
 import zlib
 
+from albert_tf import datasets
 from albert_tf.models import AlbertSpanQA, AlbertBeamQA
 from albert_tf.settings import POSITIVE, Settings, setting
 from albert_tf.training.run_folder import RESULTS_FILE
@@ -98,6 +99,7 @@ class SquadTask(Task):
     def __init__(self, name, version):
         self.name, self.version = name, version
         self.export_options_class = SquadExportOptions if self.v2 else None
+        self.data_source = datasets.squad_source(name, version)
 
     @property
     def v2(self):

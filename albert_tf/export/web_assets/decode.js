@@ -132,7 +132,7 @@ export function decodeClassification(head, logits) {
     const predicted = probabilities.map((p) => p >= head.threshold);
     const chosen = head.labels.filter((_, i) => predicted[i]);
     const labels = chosen.concat(head.labels.slice(chosen.length).map(() => ""));
-    return { probabilities, predicted, labels, num_labels: chosen.length };
+    return { probabilities, predicted, labels, num_predicted: chosen.length };
   }
   const best = argmax(logits);
   return { label: head.labels[best], label_id: best, probabilities: softmax(logits) };

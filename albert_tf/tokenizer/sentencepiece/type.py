@@ -39,6 +39,16 @@ class SentencePieceType(VocabularyType):
 
         return AlbertTokenizer(path, lowercase)
 
+    def train(self, input_files, vocab_size, output, lowercase=False, verbose=False):
+        """Writes `output`.model and .vocab (`training.ALBERT_TRAINER_OPTIONS`)."""
+        from albert_tf.tokenizer.sentencepiece.training import train_sentencepiece
+
+        path = train_sentencepiece(input_files, vocab_size, output, lowercase=lowercase,
+                                   verbose=verbose)
+        vocab = SpmVocab(path)
+        return (f"wrote {path} ({vocab.size} pieces, special ids {vocab.special_ids}, "
+                f"{'uncased' if vocab.casing().uncased else 'cased'})")
+
     def save(self, tokenizer, directory):
         # The model bytes: a tokenizer may have been built from bytes, not a file.
         with open(os.path.join(directory, self.file_name), "wb") as f:

@@ -10,7 +10,7 @@ but a split at the spaces between those words.
 import json
 import os
 
-from albert_tf.tokenizer.loading import TOKENIZER_CONFIG
+from albert_tf.tokenizer.base import TOKENIZER_CONFIG
 from albert_tf.tokenizer.wordpiece.host import basic_tokenize
 from albert_tf.tokenizer.wordpiece.vocab import (CONTINUATION, MAX_WORD_CHARS, SPECIAL_TOKENS,
                                                  WordPieceVocab)

@@ -29,6 +29,17 @@ class WordPieceType(VocabularyType):
 
         return WordPieceTokenizer(path, lowercase)
 
+    def train(self, input_files, vocab_size, output, lowercase=False, verbose=False):
+        """Writes the folder `output`: vocab.txt and tokenizer_config.json."""
+        from albert_tf.tokenizer.wordpiece.host import HostWordPieceTokenizer
+        from albert_tf.tokenizer.wordpiece.training import train_wordpiece
+
+        path = train_wordpiece(input_files, vocab_size, output, lowercase=lowercase,
+                               verbose=verbose)
+        tok = HostWordPieceTokenizer(path, lowercase=lowercase)
+        return (f"wrote {path} ({tok.vocabulary_size} tokens, special ids "
+                f"{tok.vocab.special_ids}, {'uncased' if tok.lowercase else 'cased'})")
+
     def save(self, tokenizer, directory):
         # From the tokens: a tokenizer may have been built from a token list.
         with open(os.path.join(directory, self.file_name), "w", encoding="utf-8",
