@@ -36,6 +36,7 @@ def main(argv):
         for name in FLAGS.dataset:
             print(fetch_dataset(name, FLAGS.output_dir), flush=True)
         if FLAGS.checkpoint:
+            cli.load_tensorflow()  # the checkpoints package imports it: without its noise
             from albert_tf.checkpoints import download
 
             for name in FLAGS.checkpoint:
