@@ -57,6 +57,7 @@ flags.DEFINE_string("web_variant", "dynamic_int8",
 
 
 def main(argv):
+    cli.quiet_tensorflow(FLAGS)  # (its INFO lines: signature renames, saver sharding, assets)
     with cli.user_errors():
         cli.check_arguments(argv, FLAGS, required=("model_dir", "export_dir"))
         _check_flags()
