@@ -18,14 +18,11 @@ import os
 from absl import app, flags
 
 from albert_tf import cli
-
-cli.load_tensorflow()  # the task registry imports it: without its start-up noise
-import tasks  # noqa: E402 - the registry
-from albert_tf.config import preset_names  # noqa: E402
-from albert_tf.distillation.settings import DistillSettings  # noqa: E402
-from albert_tf.training import finetuning  # noqa: E402
-from albert_tf.training import settings as settings_lib  # noqa: E402
-from albert_tf.training.settings import FinetuneSettings  # noqa: E402
+from albert_tf.config import preset_names
+from albert_tf.distillation.settings import DistillSettings
+from albert_tf.training import settings as settings_lib
+from albert_tf.training.settings import FinetuneSettings
+import tasks  # the registry (it imports no TensorFlow: --help and flag checks are quick)
 
 FLAGS = flags.FLAGS
 cli.define_flags(DistillSettings, unset=settings_lib.RECIPE_FIELDS + ("data_dir", "task"),
@@ -51,11 +48,15 @@ def student_fields(student, init_from_teacher):
     return {"init_checkpoint": student}
 
 
+def load_task(name):
+    """The registered task `name` (its module imports TensorFlow: started with its
+    start-up noise filtered)."""
+    cli.load_tensorflow()
+    return tasks.get(name)
+
+
 def resolve_settings():
     """`(task, settings)`: a new distillation run, or the resumption of a saved one."""
-    from albert_tf.checkpoints import native
-    from albert_tf.export.exporter import resolve_model_dir
-
     given = cli.given_settings(DistillSettings, FLAGS)
     if settings_lib.has_progress(FLAGS.output_dir):
         saved = settings_lib.load_saved(DistillSettings, FLAGS.output_dir)
@@ -67,11 +68,15 @@ def resolve_settings():
                     + ", ".join(f"{k}: saved {a!r}, given {b!r}"
                                 for k, (a, b) in conflicts.items())
                     + "); pass only --output_dir to resume it, or use a new --output_dir")
-            return tasks.get(saved.task), saved.replace(
+            return load_task(saved.task), saved.replace(
                 **{k: v for k, v in given.items() if k in settings_lib.RESUMABLE})
     for name in ("teacher", "student"):
         if not given.get(name):
             raise ValueError(f"--{name} is required")
+    cli.load_tensorflow()  # reading the teacher imports it: without its start-up noise
+    from albert_tf.checkpoints import native
+    from albert_tf.export.exporter import resolve_model_dir
+
     teacher_dir = resolve_model_dir(given["teacher"])
     meta = native.read_metadata(teacher_dir)
     if "task" not in meta or "settings" not in meta:
@@ -87,7 +92,8 @@ def resolve_settings():
                   **student_fields(given["student"], given.get("init_from_teacher", False)))
     # The teacher's warmup share of its steps.
     settings_lib.keep_warmup_share(values, given, teacher.warmup_steps, teacher.train_steps)
-    return tasks.get(teacher.task), DistillSettings.from_dict(values, "flags")
+    settings = DistillSettings.from_dict(values, "flags")
+    return load_task(teacher.task), settings
 
 
 def print_comparison(results):
@@ -103,14 +109,15 @@ def print_comparison(results):
 
 
 def main(argv):
-    from albert_tf.distillation.run import distill
-    from albert_tf.training.devices import is_chief
-    from tasks.finetuned import export_run, load_finetuned
-
     cli.quiet_tensorflow(FLAGS)
     with cli.user_errors():
         cli.check_arguments(argv, FLAGS, required=("output_dir",))
         task, settings = resolve_settings()
+        from albert_tf.distillation.run import distill
+        from albert_tf.training import finetuning
+        from albert_tf.training.devices import is_chief
+        from tasks.finetuned import export_run, load_finetuned
+
         if not set(cli.given_settings(DistillSettings, FLAGS)) & set(finetuning.RUN_CONTROL) \
                 and finetuning.report_complete(settings.output_dir):
             return

@@ -32,6 +32,7 @@ def main(argv):
             for name in settings.dataset:
                 print(fetch_dataset(sources[name], settings.output_dir), flush=True)
         if settings.checkpoint:
+            cli.load_tensorflow()  # the checkpoints package imports it: without its noise
             from albert_tf.checkpoints import download
 
             for name in settings.checkpoint:

@@ -18,13 +18,11 @@ from absl import app, flags
 
 from albert_tf import cli
 from albert_tf.io_utils import read_json
-
-cli.load_tensorflow()  # the task registry imports it: without its start-up noise
-import tasks  # noqa: E402 - the registry: each task's options become flags
-from albert_tf.training import finetuning  # noqa: E402
-from albert_tf.training import repeats  # noqa: E402
-from albert_tf.training import settings as settings_lib  # noqa: E402
-from albert_tf.training.settings import FinetuneSettings  # noqa: E402
+from albert_tf.training import repeats
+from albert_tf.training import settings as settings_lib
+from albert_tf.training.run_folder import RESULTS_FILE
+from albert_tf.training.settings import FinetuneSettings
+import tasks  # the registry: each task's options become flags (it imports no TensorFlow)
 
 FLAGS = flags.FLAGS
 cli.define_flags(FinetuneSettings, unset=settings_lib.RECIPE_FIELDS,
@@ -37,6 +35,13 @@ OPTION_CLASSES = tasks.option_classes()
 for _options in OPTION_CLASSES:
     cli.define_flags(_options, unset=_options.field_names(),
                      unset_help=" Default: the task's own.")
+
+
+def load_task(name):
+    """The registered task `name`. Its module imports TensorFlow, started here with
+    its start-up noise filtered, once the settings were checked."""
+    cli.load_tensorflow()
+    return tasks.get(name)
 
 
 def explicit_settings():
@@ -67,11 +72,11 @@ def resolve_settings(base=None, overrides=None):
                 f"--output_dir={output_dir} holds a run with other settings ("
                 + ", ".join(f"{k}: saved {a!r}, given {b!r}" for k, (a, b) in conflicts.items())
                 + "); pass only --output_dir to resume it, or use a new --output_dir")
-        return tasks.get(saved.task), saved.replace(
+        return load_task(saved.task), saved.replace(
             **{k: v for k, v in given.items() if k in settings_lib.RESUMABLE})
     if not FLAGS.task:
         raise ValueError(f"--task is required (known tasks: {', '.join(tasks.names())})")
-    task = tasks.get(FLAGS.task)
+    task = tasks.declared(FLAGS.task)  # its recipe and options, its module not yet imported
     merged = dict(base or {})
     for pair in settings_lib.ALTERNATIVES:  # --demo's train_steps yields to --num_epochs
         for one, other in (pair, pair[::-1]):
@@ -81,12 +86,15 @@ def resolve_settings(base=None, overrides=None):
     merged.update(given)
     if options:
         merged["task_options"] = options
-    return task, settings_lib.resolve(task, merged, FLAGS.config)
+    settings = settings_lib.resolve(task, merged, FLAGS.config)
+    return load_task(task.name), settings
 
 
 def finished(settings):
     """Whether the run in `--output_dir` is complete and nothing new was asked of it;
     then says so and prints its results."""
+    from albert_tf.training import finetuning
+
     if set(explicit_settings()) & set(finetuning.RUN_CONTROL):
         return False
     return finetuning.report_complete(settings.output_dir)
@@ -94,10 +102,11 @@ def finished(settings):
 
 def run_once(task, settings):
     """Fine-tunes (unless the run is complete) and exports as asked; returns the results."""
+    from albert_tf.training import finetuning
     from albert_tf.training.devices import is_chief
 
     if finished(settings):
-        return read_json(os.path.join(settings.output_dir, finetuning.RESULTS_FILE))
+        return read_json(os.path.join(settings.output_dir, RESULTS_FILE))
     results = finetuning.run(task, settings)
     finetuning.print_results(results)
     if settings.export and is_chief(settings.strategy):

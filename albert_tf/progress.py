@@ -3,10 +3,13 @@
 For the steps of a command that take a while: training, evaluation, pretraining data,
 featurization. On a terminal it is a tqdm bar; when the stream is not a
 terminal (a batch job, a notebook's captured output) it prints one line every
-`interval` seconds and one at the end, so that logs stay readable.
+`interval` seconds and one at the end, so that logs stay readable. `Heartbeat`
+is for work that cannot count its units (a task's featurization, tracing the
+first training step): a line every `interval` seconds while it runs.
 """
 
 import sys
+import threading
 import time
 
 
@@ -78,3 +81,44 @@ class Progress:
             self.close()
         elif self._bar is not None:
             self._bar.close()
+
+
+class Heartbeat:
+    """While running (between `start` and `stop`, or as a context manager), prints
+    `{what}: {doing}, m:ss so far` every `interval` seconds from a background thread:
+    long work that reports no progress of its own still shows it is alive.
+
+    Args:
+        what, doing: the line's words (e.g. "featurize train", "tokenizing").
+        stream: where to write (default `sys.stderr`); enabled: False does nothing.
+    """
+
+    def __init__(self, what, doing="running", stream=None, interval=30.0, enabled=True):
+        self.what, self.doing = what, doing
+        self.stream, self.interval, self.enabled = stream, interval, enabled
+        self._stopped = threading.Event()
+        self._thread = None
+
+    def _beat(self, start):
+        while not self._stopped.wait(self.interval):
+            print(f"{self.what}: {self.doing}, {_duration(time.monotonic() - start)} so far",
+                  file=self.stream or sys.stderr, flush=True)
+
+    def start(self):
+        if self.enabled and self._thread is None:
+            self._thread = threading.Thread(target=self._beat, args=(time.monotonic(),),
+                                            name=f"heartbeat {self.what}", daemon=True)
+            self._thread.start()
+        return self
+
+    def stop(self):
+        self._stopped.set()
+        if self._thread is not None:
+            self._thread.join()
+            self._thread = None
+
+    def __enter__(self):
+        return self.start()
+
+    def __exit__(self, *exc):
+        self.stop()

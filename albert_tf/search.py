@@ -25,9 +25,7 @@ from albert_tf import cli, extras
 from albert_tf.training import settings as settings_lib
 from albert_tf.training.settings import FinetuneSettings
 from albert_tf.tuning.settings import SETTINGS_FILE, SearchSettings
-
-cli.load_tensorflow()  # the task registry imports it: without its start-up noise
-import tasks  # noqa: E402 - the registry: each task's options become flags
+import tasks  # the registry: each task's options become flags (it imports no TensorFlow)
 
 FLAGS = flags.FLAGS
 cli.define_flags(SearchSettings)
@@ -109,10 +107,11 @@ def main(argv):
         cli.check_arguments(argv, FLAGS, required=("task", "output_dir"))
         extras.require("search", "albert-tf search")
         search = cli.settings_from_flags(SearchSettings, FLAGS)
-        task = tasks.get(FLAGS.task)
         parameters = space.parse_space(search.space, FinetuneSettings)
         base = shared_settings()
-        resolved = check(task, base, parameters)
+        resolved = check(tasks.declared(FLAGS.task), base, parameters)
+        cli.load_tensorflow()  # the task's module imports it: without its start-up noise
+        task = tasks.get(FLAGS.task)
         metric = search.metric or task.primary_metric_for(task.bind(resolved).task_options)
         maximize = task.greater_is_better(metric)
         trials = search.trials

@@ -1,36 +1,113 @@
 """The task registry: `tasks.get(name)`.
 
 A task supplies its reader, head, loss, metrics, post-processing, serving
-module and default recipe (`tasks.base.Task`). The task modules are imported
-on the first lookup, so that the registry is always complete, while light
-tools such as `tasks.squad.evaluate` start without importing TensorFlow.
+module and default recipe (`tasks.base.Task`). The built-in tasks are declared
+here by name, with the module that registers each and its options class:
+their names, options (the commands' flags) and recipes are known without
+importing TensorFlow, so that a command checks its settings within a second,
+and a task's module is imported when the task is first looked up
+(`tasks.get`). Light tools such as `tasks.squad.evaluate` start without it too.
 """
 
-from albert_tf.registry import Registry
+import dataclasses
+import importlib
 
-REGISTRY = Registry("task", ("tasks.classification", "tasks.squad.task", "tasks.clue",
-                             "tasks.cmrc2018", "tasks.text_classification",
-                             "tasks.multiple_choice", "tasks.race", "tasks.c3",
-                             "tasks.token_classification"))
+from albert_tf.registry import Registry
+from tasks.base import load_recipe, load_scratch_recipe, task_options
+
+_LONG_INPUTS = "tasks.long_inputs:LongInputOptions"
+_SQUAD = "tasks.options:SquadOptions"
+_CHOICE = "tasks.options:ChoiceOptions"
+# name -> (the module that registers the task, its options class as "module:Class").
+DECLARED = {
+    **{name: ("tasks.classification", _LONG_INPUTS)
+       for name in ("cola", "sst2", "mrpc", "stsb", "qqp", "mnli", "qnli", "rte", "wnli")},
+    "squad": ("tasks.squad.task", _SQUAD),
+    "squad_v2": ("tasks.squad.task", _SQUAD),
+    **{name: ("tasks.clue", _LONG_INPUTS)
+       for name in ("afqmc", "tnews", "iflytek", "cmnli", "ocnli", "cluewsc2020", "csl")},
+    "cmrc2018": ("tasks.cmrc2018", "tasks.options:Cmrc2018Options"),
+    "text_classification": ("tasks.text_classification",
+                            "tasks.text_classification_data:TextOptions"),
+    "text_regression": ("tasks.text_classification",
+                        "tasks.text_classification_data:TextOptions"),
+    "multiple_choice": ("tasks.multiple_choice", "tasks.options:MultipleChoiceOptions"),
+    "race": ("tasks.race", _CHOICE),
+    "c3": ("tasks.c3", _CHOICE),
+    "token_classification": ("tasks.token_classification", "tasks.options:TokenOptions"),
+}
+
+REGISTRY = Registry("task", declared={name: module for name, (module, _) in DECLARED.items()})
 register = REGISTRY.register
 get = REGISTRY.get
 names = REGISTRY.names
 
 
-def option_classes(kind="options_class"):
-    """The distinct options classes of the registered tasks (for the command's flags);
-    kind="export_options_class": those of their exports (the export command's)."""
+def _import_class(path):
+    module, name = path.split(":")
+    return getattr(importlib.import_module(module), name)
+
+
+@dataclasses.dataclass(frozen=True)
+class Declaration:
+    """A built-in task before its module is imported: what a command's settings
+    are resolved and checked with (`albert_tf.training.settings.resolve`: the
+    recipes, the options), as `tasks.base.Task` has them."""
+
+    name: str
+    options_path: str | None  # "module:Class"
+
+    @property
+    def options_class(self):
+        return _import_class(self.options_path) if self.options_path else None
+
+    @property
+    def recipe(self):
+        return load_recipe(self.name)
+
+    @property
+    def scratch_recipe(self):
+        return load_scratch_recipe(self.recipe)
+
+    def options(self, settings):
+        return task_options(self.name, self.options_class, settings.task_options)
+
+
+def declared(name):
+    """The task `name` as far as its settings need it (`name`, `recipe`,
+    `scratch_recipe`, `options_class`, `options`), without importing its module: the
+    registered task if it is registered, else its `Declaration`. An unknown name
+    lists the known ones (with the closest)."""
+    REGISTRY.check_name(name)
+    if name in DECLARED and name not in REGISTRY.registered():
+        return Declaration(name, DECLARED[name][1])
+    return REGISTRY.get(name)
+
+
+def option_classes():
+    """The distinct options classes of the tasks (for the commands' flags), in the
+    declared order, then those of tasks registered from elsewhere; without
+    importing the built-in tasks' modules."""
     found = []
-    for task in REGISTRY.entries().values():
-        options = getattr(task, kind)
-        if options is not None and options not in found:
-            found.append(options)
+    for _, options in DECLARED.values():
+        options_class = _import_class(options)
+        if options_class not in found:
+            found.append(options_class)
+    for task in REGISTRY.registered().values():
+        if task.options_class is not None and task.options_class not in found:
+            found.append(task.options_class)
     return found
 
 
 def export_option_classes():
-    """The distinct export options classes of the registered tasks."""
-    return option_classes("export_options_class")
+    """The distinct export options classes of the tasks (the export command's flags;
+    its task modules are imported, as the export imports TensorFlow anyway)."""
+    found = []
+    for task in REGISTRY.entries().values():
+        options = task.export_options_class
+        if options is not None and options not in found:
+            found.append(options)
+    return found
 
 
 def data_sources():

@@ -77,6 +77,22 @@ def load_recipe(task_name, path=RECIPES_FILE):
         raise ValueError(f"{path}: recipe {task_name!r}: {e}") from None
 
 
+def task_options(task_name, options_class, values):
+    """`values` (a run's `task_options`) as an `options_class` instance, validated:
+    None for a task without options; an unknown or bad option raises ValueError
+    naming it."""
+    if options_class is None:
+        if values:
+            raise ValueError(f"task {task_name!r} takes no task options, got {sorted(values)}")
+        return None
+    known = options_class.field_names()
+    unknown = sorted(set(values) - set(known))
+    if unknown:
+        raise ValueError(f"unknown option for task {task_name!r} in {unknown}; known: "
+                         f"{', '.join(known)}")
+    return options_class.from_dict(values)
+
+
 class Task(abc.ABC):
     """A task type's plug point: everything task-specific, for the generic layers.
 
@@ -154,17 +170,7 @@ class Task(abc.ABC):
         return self._validated_options(settings)
 
     def _validated_options(self, settings):
-        if self.options_class is None:
-            if settings.task_options:
-                raise ValueError(f"task {self.name!r} takes no task options, got "
-                                 f"{sorted(settings.task_options)}")
-            return None
-        known = self.options_class.field_names()
-        unknown = sorted(set(settings.task_options) - set(known))
-        if unknown:
-            raise ValueError(f"unknown option for task {self.name!r} in {unknown}; known: "
-                             f"{', '.join(known)}")
-        return self.options_class.from_dict(settings.task_options)
+        return task_options(self.name, self.options_class, settings.task_options)
 
     @abc.abstractmethod
     def read_examples(self, data_dir, split, options=None):

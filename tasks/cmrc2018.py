@@ -26,30 +26,17 @@ import re
 
 from albert_tf import datasets
 from albert_tf.io_utils import atomic_file
-from albert_tf.settings import redefault
 from tasks import cmrc2018_eval, register
+from tasks.options import Cmrc2018Options
 from tasks.squad.data import answer_char_span, read_squad
 from tasks.squad.evaluate import Question
 from tasks.squad.postprocess import write_prediction_files
-from tasks.squad.task import SquadOptions, SquadTask
+from tasks.squad.task import SquadTask
 
 log = logging.getLogger(__name__)
 
 SPLITS = ("train", "dev", "trial", "test")
 SUBMISSION_FILE = "cmrc2018_predict.json"  # CLUE's: question id -> answer text
-
-
-@dataclasses.dataclass(frozen=True, kw_only=True)
-class Cmrc2018Options(SquadOptions):
-    # CLUE's CMRC 2018 baseline (models_pytorch/mrc_pytorch/run_mrc.py --max_ans_length):
-    # answers are counted in characters, and many are longer than SQuAD's.
-    max_answer_length: int = redefault(SquadOptions, "max_answer_length", 50)
-    qa_head: str = redefault(SquadOptions, "qa_head", "span")
-
-    def checks(self):
-        return (*super().checks(),
-                ("qa_head", self.qa_head == "span",
-                 "span for cmrc2018 (every question has an answer)"))
 
 
 # -- Reading --------------------------------------------------------------------

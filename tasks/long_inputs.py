@@ -22,7 +22,6 @@ import dataclasses
 import numpy as np
 
 from albert_tf.settings import NON_NEGATIVE, Settings, setting
-from albert_tf.tokenizer import pack_host
 
 LONG_INPUTS = ("truncate", "window")
 WINDOW_TEXT = "window_text"
@@ -59,6 +58,8 @@ def _ids(examples, tokenizer):
 
 
 def _encode_truncated(examples, tokenizer, max_seq_length, ids=None):
+    from albert_tf.tokenizer import pack_host  # (its module imports TensorFlow)
+
     ids_a, ids_b = ids or _ids(examples, tokenizer)
     rows = [pack_host(a, b, max_seq_length, tokenizer.cls_id, tokenizer.sep_id,
                       tokenizer.pad_id) for a, b in zip(ids_a, ids_b)]

@@ -33,11 +33,9 @@ import numpy as np
 from albert_tf.data import Features
 from albert_tf.io_utils import atomic_file, json_field
 from albert_tf.models import AlbertMultipleChoice
-from albert_tf.settings import POSITIVE, Settings, setting
 from tasks import metrics, register, user_files
 from tasks.base import Task
-
-ALBERT_MAX_QA_LENGTH = 128  # run_race.py's --max_qa_length
+from tasks.options import ChoiceOptions, MultipleChoiceOptions
 
 
 @dataclasses.dataclass(frozen=True)
@@ -55,19 +53,6 @@ class ChoiceExample:
     choices: tuple
     label: int | None = None
     group: str = ""
-
-
-@dataclasses.dataclass(frozen=True, kw_only=True)
-class ChoiceOptions(Settings):
-    max_qa_length: int = setting(
-        ALBERT_MAX_QA_LENGTH, "Multiple choice: the question with a choice keeps its last this "
-        "many tokens (run_race.py's max_qa_length); the context is truncated first.",
-        rule=POSITIVE)
-
-
-@dataclasses.dataclass(frozen=True, kw_only=True)
-class MultipleChoiceOptions(user_files.FileOptions, ChoiceOptions):
-    pass
 
 
 # -- Encoding --------------------------------------------------------------------

@@ -22,7 +22,6 @@ each text's entities (type, code point span, text), words and tags.
 """
 
 import collections
-import dataclasses
 import json
 import logging
 import os
@@ -31,28 +30,10 @@ import numpy as np
 
 from albert_tf.io_utils import atomic_file
 from albert_tf.models import AlbertTokenClassifier
-from albert_tf.settings import setting
 from tasks import ner_eval, register, tagging, token_data, token_features, user_files
 from tasks.base import Task
-from tasks.user_files import FileOptions, split_file
-
-MODEL_SCHEMES = ("auto", "iob2", "bioes")
-
-
-@dataclasses.dataclass(frozen=True, kw_only=True)
-class TokenOptions(FileOptions):
-    tag_scheme: str = setting("auto", "Token classification: the tagging scheme the model "
-                              "predicts (auto: IOB2, or BIOES for a BIOES training file).",
-                              choices=MODEL_SCHEMES)
-    crf: bool = setting(False, "Token classification: a linear-chain CRF over the word tags "
-                        "(Viterbi decoding, also in the exported graph).")
-    scheme_errors: str = setting("repair", "Token classification: tag sequences that break "
-                                 "their file's scheme are read as conlleval reads them "
-                                 "(repair) or stop the run (error).",
-                                 choices=("repair", "error"))
-    entity_tags: str = setting("", "Token classification: the model's tags, comma-separated "
-                               "in class order (read from --train_file when empty, and "
-                               "recorded with the model).")
+from tasks.options import TokenOptions
+from tasks.user_files import split_file
 
 
 def _file_tags(examples):

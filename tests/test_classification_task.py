@@ -24,6 +24,21 @@ def test_every_glue_task_is_registered_with_its_recipe():
     assert tasks.get("rte").recipe.train_steps == 800
 
 
+def test_every_declared_task_is_the_one_its_module_registers():
+    # (the names, options and recipes the commands read without importing the modules)
+    declared = {name: tasks.Declaration(name, options)
+                for name, (_, options) in tasks.DECLARED.items()}
+    registered = tasks.REGISTRY.entries()  # every declared module imported
+    assert sorted(registered) == sorted(tasks.DECLARED) == tasks.names()
+    for name, declaration in declared.items():
+        task = registered[name]
+        assert type(task).__module__ == tasks.DECLARED[name][0]
+        assert task.options_class is declaration.options_class, name
+        assert task.recipe == declaration.recipe and \
+            task.scratch_recipe == declaration.scratch_recipe
+    assert tasks.declared("rte") is registered["rte"]  # once registered, the task itself
+
+
 def test_featurize_packs_pairs_and_labels(tokenizer):
     task = tasks.get("rte")
     settings = FinetuneSettings(task="rte", output_dir="x", max_seq_length=48)

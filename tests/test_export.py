@@ -115,6 +115,8 @@ def test_export_command(tmp_path, sst2):
                      f"--export_dir={root}", "--version=5", "--quantize")
     assert result.returncode == 0, result.stderr[-3000:]
     assert result.stdout.strip() == str(root / "5")
+    # TensorFlow's INFO lines (saver sharding, assets, fingerprint) are not printed.
+    assert "Sharding callback" not in result.stderr and "Assets written" not in result.stderr
     assert sorted(os.listdir(root)) == ["5"]
     assert helpers.export_info(str(root / "5"))["tflite"]["quantized"] is True
     assert cli.one_line_error(cli.run("albert_tf.export", f"--export_dir={root}")) == (

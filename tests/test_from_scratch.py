@@ -77,3 +77,32 @@ def test_progress_lines_come_by_time_as_well_as_by_steps(capsys):
     assert [line.split()[1] for line in lines] == ["3/10", "6/10", "9/10", "10/10"]
     assert lines[0] == "step 3/10  loss 0.5000  2.7 examples/s  ETA 1:24"
     assert lines[-1].endswith("ETA 0:00")
+
+
+def test_the_first_step_and_a_featurization_show_they_are_alive(capsys):
+    import time
+
+    from albert_tf.progress import Heartbeat
+
+    logger = ProgressLogger(10, 32, None, every=50, verbose=True, interval=0.05)
+    iterations = types.SimpleNamespace(value=0, numpy=lambda: iterations.value)
+    logger.set_model(types.SimpleNamespace(optimizer=types.SimpleNamespace(
+        iterations=iterations)))
+    logger.on_train_begin()
+    time.sleep(0.3)  # the first step's tracing
+    iterations.value = 1
+    logger.on_train_batch_end(0, {"loss": 0.5})
+    waiting = capsys.readouterr().out.splitlines()
+    assert len(waiting) >= 3 and waiting[0].startswith(
+        "step 0/10: building and tracing the training step, 0:00 so far")
+    # Then the first step's line: no rate or ETA yet (not "0.0 examples/s  ETA 0:00").
+    assert waiting[-1] == "step 1/10  loss 0.5000  (the first step, with its tracing: 0:00)"
+    time.sleep(0.2)
+    assert capsys.readouterr().out == ""  # the heartbeat ended with the first step
+
+    with Heartbeat("featurize train", "798 examples", interval=0.05):
+        time.sleep(0.2)
+    said = capsys.readouterr().err.splitlines()
+    assert said and said[0] == "featurize train: 798 examples, 0:00 so far"
+    time.sleep(0.1)
+    assert capsys.readouterr().err == ""

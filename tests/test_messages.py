@@ -69,3 +69,25 @@ def test_a_crf_token_classifier_builds_without_a_keras_warning():
         model({"token_ids": np.ones((2, 7), "int32"), "segment_ids": np.zeros((2, 7), "int32"),
                "padding_mask": np.ones((2, 7), "int32")})
     assert not [w for w in caught if "build()" in str(w.message)]
+
+
+def test_the_first_serving_run_of_the_demo_hides_onednn_notes_not_errors(capfd):
+    import os
+    import types
+
+    import tensorflow as tf
+
+    from albert_tf import demo
+
+    class Module:  # what TensorFlow's native code writes on a serving graph's first run
+        def serving_default(self, **inputs):
+            os.write(2, b"E0000 00:00:1796173727.257224     603 util.cc:131] oneDNN supports "
+                        b"DT_INT32 only on platforms with AVX-512. Falling back to the default "
+                        b"Eigen-based implementation if present.\n")
+            os.write(2, b"E0000 00:00:1796173727.3     603 op_kernel.cc:1] a real failure\n")
+            return {"answer": tf.constant([b"parrot"])}
+
+    demo.finish(types.SimpleNamespace(name="squad"), Module())
+    out, err = capfd.readouterr()
+    assert "answer:   parrot" in out
+    assert "a real failure" in err and "DT_INT32" not in err

@@ -171,8 +171,14 @@ def finish(task, module):
     `module`, the serving module its task exports (what TF Serving would run)."""
     import tensorflow as tf
 
+    from albert_tf.cli import native_noise_filtered
+
     inputs = _new_inputs(task.name)
-    outputs = module.serving_default(**{k: tf.constant([v]) for k, v in inputs.items()})
+    # The serving graph's first run (TensorFlow optimises it and runs its kernels for
+    # the first time) prints native notes such as oneDNN's DT_INT32 one: filtered as
+    # at start-up, anything else passed on.
+    with native_noise_filtered():
+        outputs = module.serving_default(**{k: tf.constant([v]) for k, v in inputs.items()})
     print()
     for name, text in inputs.items():
         print(f"{name + ':':9} {text}")

@@ -36,6 +36,7 @@ for _options in OPTION_CLASSES:
 
 
 def main(argv):
+    cli.quiet_tensorflow(FLAGS)  # (its INFO lines: signature renames, saver sharding, assets)
     with cli.user_errors():
         cli.check_arguments(argv, FLAGS, required=("model_dir", "export_dir"))
         settings = settings_from_flags()

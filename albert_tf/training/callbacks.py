@@ -12,6 +12,7 @@ import keras
 import tensorflow as tf
 
 from albert_tf.errors import RunStopped
+from albert_tf.progress import Heartbeat
 
 
 class TrainingDiverged(RunStopped):
@@ -164,13 +165,21 @@ class ProgressLogger(keras.callbacks.Callback):
         self.first = None  # (step, time) after the first step
         self.final_throughput = 0.0
         self.last_eval = {}  # the latest evaluation while training, shown on the line
+        self._first_step = None  # a `Heartbeat` until the first step ends
+        self._began = None
 
     def on_train_begin(self, logs=None):
-        self._last_line = self.clock()
+        self._last_line = self._began = self.clock()
         if self.verbose and sys.stdout.isatty():
             self.bar = keras.utils.Progbar(self.total_steps, stateful_metrics=[
                 "loss", "ex/s", "mlm_accuracy", "sop_accuracy"])
             self.bar.update(update_step(self.model))
+        # The first step builds and traces the training graph (a minute on a busy CPU):
+        # a line every `interval` seconds until it is done.
+        self._first_step = Heartbeat(
+            f"step {update_step(self.model)}/{self.total_steps}",
+            "building and tracing the training step", stream=sys.stdout,
+            interval=self.interval, enabled=self.verbose and self.bar is None).start()
 
     def throughput(self):
         if self.first is None:
@@ -184,6 +193,7 @@ class ProgressLogger(keras.callbacks.Callback):
         now = self.clock()
         if self.first is None:
             self.first = (step, now)
+            self.stop_heartbeat()
         if self._last_line is None:
             self._last_line = now
         values = {k: float(keras.ops.convert_to_numpy(v).ravel()[0])
@@ -208,11 +218,21 @@ class ProgressLogger(keras.callbacks.Callback):
         """`step N/T  loss L  R examples/s  ETA m:ss`: one line of the log."""
         shown = "  ".join(f"{k} {v:.4f}" for k, v in values.items())
         rate = self.throughput()
-        eta = ((self.total_steps - step) * self.examples_per_step / rate) if rate else 0
+        if not rate:  # the first step: no rate yet (its time is mostly tracing)
+            took = int(self.first[1] - self._began) if self.first else 0
+            return (f"step {step}/{self.total_steps}  {shown}  (the first step, with its "
+                    f"tracing: {took // 60}:{took % 60:02d})")
+        eta = (self.total_steps - step) * self.examples_per_step / rate
         return (f"step {step}/{self.total_steps}  {shown}  {rate:.1f} examples/s  "
                 f"ETA {int(eta) // 60}:{int(eta) % 60:02d}")
 
+    def stop_heartbeat(self):
+        """Ends the first step's heartbeat (also when training stopped before it)."""
+        if self._first_step is not None:
+            self._first_step.stop()
+
     def on_train_end(self, logs=None):
+        self.stop_heartbeat()
         self.final_throughput = self.throughput()
         if self.writer is not None:
             self.writer.flush()

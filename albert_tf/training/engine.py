@@ -169,7 +169,10 @@ def train(model, strategy, make_dataset, settings, output_dir, verbose=True, wor
             model.fit(dataset, epochs=1, steps_per_epoch=micro_total - micro_start,
                       callbacks=callbacks, verbose=0, shuffle=False)
     except KeyboardInterrupt:
+        progress.stop_heartbeat()
         raise _interrupted(model, strategy, saver, settings.train_steps) from None
+    finally:
+        progress.stop_heartbeat()
     if guard.diverged is not None:
         step, loss = guard.diverged
         raise TrainingDiverged(

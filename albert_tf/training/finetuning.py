@@ -19,7 +19,7 @@ from albert_tf.config import AlbertConfig, preset_names
 from albert_tf.data import bucket_lengths, padded_length
 from albert_tf.data.features import cache_key, cached
 from albert_tf.io_utils import atomic_file, read_json
-from albert_tf.progress import Progress
+from albert_tf.progress import Heartbeat, Progress
 from albert_tf.tokenizer.loading import load_tokenizer
 from albert_tf.checkpoints.weights import CheckpointError
 from albert_tf.training import engine, evaluation
@@ -242,7 +242,10 @@ class Run:
     def _featurize(self, examples, split):
         with Progress(len(examples), f"featurize {split}", "examples", interval=1e9,
                       enabled=self._reporting()) as progress:
-            features = self.task.featurize(examples, self.tokenizer, self.settings, split)
+            # (a task featurizes a split in one call: a line every 30 s shows it going)
+            with Heartbeat(f"featurize {split}", f"{len(examples):,} examples",
+                           enabled=self._reporting()):
+                features = self.task.featurize(examples, self.tokenizer, self.settings, split)
             progress.update(len(examples))
         return features
 

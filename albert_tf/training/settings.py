@@ -216,7 +216,8 @@ def resolve(task, overrides, config_file=None):
     the fine-tuning recipes are meant for pretrained weights.
 
     Args:
-        task: the registered task (its `recipe` supplies the recipe fields).
+        task: the registered task (its `recipe` supplies the recipe fields, its
+            `options` checks the task options), or its `tasks.declared` form.
         overrides: settings given explicitly (e.g. flags the user set).
         config_file: optional JSON object of settings.
     """
@@ -234,7 +235,9 @@ def resolve(task, overrides, config_file=None):
     values.update(given)
     keep_warmup_share(values, given, recipe.warmup_steps, recipe.train_steps)
     values["task"] = task.name
-    return FinetuneSettings.from_dict(values)
+    settings = FinetuneSettings.from_dict(values)
+    task.options(settings)  # a bad task option is named before any work
+    return settings
 
 
 def keep_warmup_share(values, given, warmup_steps, train_steps):

@@ -16,11 +16,12 @@ import zlib
 
 from albert_tf import datasets
 from albert_tf.models import AlbertSpanQA, AlbertBeamQA
-from albert_tf.settings import POSITIVE, Settings, setting
 from albert_tf.training.run_folder import RESULTS_FILE
 from tasks import register
 from tasks.squad import evaluate as squad_eval
 from tasks.base import Task
+from albert_tf.settings import Settings, setting
+from tasks.options import SquadOptions
 from tasks.squad.data import featurize, read_squad
 from tasks.squad.postprocess import (apply_threshold, best_null_threshold, decode_spans,
                                      write_prediction_files)
@@ -28,25 +29,7 @@ from tasks.squad.postprocess import (apply_threshold, best_null_threshold, decod
 MODEL_INPUTS = ("token_ids", "segment_ids", "p_mask")
 
 
-# The question-answering heads: "span" (start/end logits; no answer is the
-# [CLS] span, `AlbertSpanQA`) and "beam" (ALBERT's SQuAD v2.0 head: a beam of
-# starts and ends and an answerability logit from [CLS], `AlbertBeamQA`).
-QA_HEADS = ("beam", "span")
 HELDOUT_SOURCE = "held-out training questions"
-
-
-@dataclasses.dataclass(frozen=True, kw_only=True)
-class SquadOptions(Settings):
-    doc_stride: int = setting(128, "SQuAD: tokens between window starts.", rule=POSITIVE)
-    max_query_length: int = setting(64, "SQuAD: longest question in tokens.", rule=POSITIVE)
-    n_best_size: int = setting(20, "SQuAD: candidate spans kept per question.", rule=POSITIVE)
-    max_answer_length: int = setting(30, "SQuAD: longest answer in tokens.", rule=POSITIVE)
-    qa_head: str = setting("beam", "squad_v2: ALBERT's own beam head, or the plain span head "
-                           "(v1.1 always uses the span head).", choices=QA_HEADS)
-    start_n_top: int = setting(5, "squad_v2 beam head: start positions in the beam.",
-                               rule=POSITIVE)
-    end_n_top: int = setting(5, "squad_v2 beam head: ends per start in the beam.",
-                             rule=POSITIVE)
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)

@@ -35,7 +35,7 @@ class SquadServing(ServingModule):
         model: `AlbertSpanQA` (head "span") or `AlbertBeamQA` (head "beam").
         tokenizer: its `AlbertTokenizer`.
         max_seq_length: window length in tokens.
-        options: the run's `tasks.squad.task.SquadOptions` (doc_stride,
+        options: the run's `tasks.options.SquadOptions` (doc_stride,
             max_query_length, max_answer_length).
         head: "span" or "beam"; v2: whether the task is SQuAD v2.0.
         null_threshold: v2.0: answer "" when null odds exceed it.
