@@ -91,3 +91,12 @@ def test_the_first_serving_run_of_the_demo_hides_onednn_notes_not_errors(capfd):
     out, err = capfd.readouterr()
     assert "answer:   parrot" in out
     assert "a real failure" in err and "DT_INT32" not in err
+
+
+def test_a_missing_checkpoint_folder_is_named_as_the_flag(tmp_path):
+    from albert_tf.training.finetuning import run_tokenizer
+
+    missing = str(tmp_path / "runs" / "pretrain" / "model")
+    settings = FinetuneSettings(task="rte", output_dir="x", init_checkpoint=missing)
+    with pytest.raises(FileNotFoundError, match=f"^--init_checkpoint={missing}: .*{missing}$"):
+        run_tokenizer(settings)

@@ -39,7 +39,11 @@ def run_tokenizer(settings):
             raise FileNotFoundError(f"--vocab_file: no such file {settings.vocab_file}")
         return load_tokenizer(settings.vocab_file, host=True)
     if settings.init_checkpoint:
-        return load_tokenizer(settings.init_checkpoint, host=True)
+        try:
+            return load_tokenizer(settings.init_checkpoint, host=True)
+        except FileNotFoundError as e:  # (a folder that does not exist says so as this flag)
+            raise FileNotFoundError(f"--init_checkpoint={settings.init_checkpoint}: {e}") \
+                from None
     raise ValueError("no vocabulary: pass --vocab_file (or an --init_checkpoint that ships one)")
 
 
