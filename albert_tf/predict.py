@@ -6,19 +6,27 @@ r"""Predictions from raw text, as JSON lines, with an exported or fine-tuned mod
 
 `--model`: a SavedModel version folder, an export root (its highest numeric
 version is used), or a fine-tuned `model/` folder (or the run's output
-folder), exported in memory. Each input row gives the model's inputs:
-`text` (or `text_a`) for one-sentence tasks, `text_a` and `text_b` for pairs,
-`question` and `context` for SQuAD, or the columns the model was trained on
-(`--text_column=sentence`: a `sentence` column); an `id` field is copied to
-the output.
+folder), exported in memory. Each input row gives the model's inputs, by the
+names the model declares (its export's `assets.extra/albert_tf_export.json`
+lists them under `inputs`: `text` (or `text_a`) for one-sentence tasks,
+`text_a` and `text_b` for pairs, `question` and `context` for SQuAD, `context`,
+`question` and `choices` for multiple choice), or by the columns the model was
+trained on (`--text_column=sentence`: a `sentence` column); an `id` field is
+copied to the output.
 
-Input: the flags; or `--input=FILE`, read as training reads its files: CSV or
-TSV with a header row naming the columns (`.csv`, `.tsv`), or JSON lines (any
-other name, or `--format`); or JSON lines on stdin. Output: one JSON object per row, the `serving_default`
-outputs (SERVING.md), on stdout or in `--output` (written only when complete).
+Input: one row from the command line, `--row='{"question": "Who?", "context":
+"Anna did."}'` (a JSON object, as a line of JSON lines), where `--text_a`,
+`--text_b`, `--question` and `--context` set one field each; or
+`--input=FILE`, read as training reads its files: CSV or TSV with a header row
+naming the columns (`.csv`, `.tsv`), or JSON lines (any other name, or
+`--format`); or JSON lines on stdin. Output: one JSON object per row, the
+`serving_default` outputs (SERVING.md) in their readable form, on stdout or in
+`--output` (written only when complete). `albert_tf.api.load(path)` is the same
+model in Python (`Predictor`).
 """
 
 import contextlib
+import dataclasses
 import json
 import os
 import sys
@@ -32,24 +40,55 @@ from albert_tf.export import INFO_FILE  # noqa: E402 - the package, without Tens
 from albert_tf.io_utils import ROW_FORMATS, chunks, decoded_lines, row_format  # noqa: E402
 from albert_tf.io_utils import read_rows as io_read_rows  # noqa: E402
 
-FLAGS = flags.FLAGS
-flags.DEFINE_string("model", None, "Export folder (version or root) or fine-tuned model/ folder.")
-flags.DEFINE_string("text_a", None, "The text (one-sentence tasks) or the first text of a pair.")
-flags.DEFINE_string("text_b", None, "The second text of a pair.")
-flags.DEFINE_string("question", None, "SQuAD: the question.")
-flags.DEFINE_string("context", None, "SQuAD: the paragraph to answer from.")
-flags.DEFINE_string("input", None, "A .csv or .tsv file with a header row, or a JSON lines "
-                    "file; default: JSON lines on stdin (when no text flag is given).")
-flags.DEFINE_enum("format", "auto", ROW_FORMATS, "--input's format; auto: by extension "
-                  "(.csv, .tsv; anything else JSON lines), as training reads its files.")
-flags.DEFINE_string("output", None, "Write the JSON lines here instead of stdout.")
-flags.DEFINE_integer("batch_size", 32, "Rows per call of the model.")
-flags.DEFINE_boolean("raw", False, "Print the signature's outputs as they are (padded arrays) "
-                     "instead of the readable form (token classification: words with their "
-                     "tags, and the entities).")
+from albert_tf.settings import POSITIVE, Settings, setting  # noqa: E402
 
-TEXT_FLAGS = ("text_a", "text_b", "question", "context")
+# Shorthands of one field of the command line's row (`--text_a=...`).
+FIELD_FLAGS = ("text_a", "text_b", "question", "context")
 STDIN = "<stdin>"
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class PredictSettings(Settings):
+    """The flags of `predict` (the keyword arguments of `albert_tf.api.predict`)."""
+
+    model: str | None = setting(
+        None, "Export folder (version or root) or fine-tuned model/ folder (or its run's "
+        "output folder).")
+    row: str | None = setting(
+        None, "One input row, a JSON object naming the model's inputs (the `inputs` of its "
+        "export's albert_tf_export.json, or the columns it was trained on), e.g. "
+        "--row='{\"question\": \"Who?\", \"context\": \"Anna did.\"}'; --text_a, "
+        "--text_b, --question and --context set one field of it.")
+    text_a: str | None = setting(
+        None, "The row's text_a: the text (one-sentence tasks) or the first text of a pair.")
+    text_b: str | None = setting(None, "The row's text_b: the second text of a pair.")
+    question: str | None = setting(None, "The row's question (SQuAD, multiple choice).")
+    context: str | None = setting(None, "The row's context: the paragraph to answer from.")
+    input: str | None = setting(
+        None, "A .csv or .tsv file with a header row, or a JSON lines file; default: JSON "
+        "lines on stdin (when no row is given).")
+    format: str = setting("auto", "--input's format; auto: by extension (.csv, .tsv; "
+                          "anything else JSON lines), as training reads its files.",
+                          choices=ROW_FORMATS)
+    output: str | None = setting(None, "Write the JSON lines here instead of stdout.")
+    batch_size: int = setting(32, "Rows per call of the model.", rule=POSITIVE)
+    raw: bool = setting(False, "Print the signature's outputs as they are (padded arrays) "
+                        "instead of the readable form (token classification: words with "
+                        "their tags, and the entities).")
+
+    def row_flags(self):
+        """The flags that give the command line's row."""
+        return [name for name in ("row", *FIELD_FLAGS) if getattr(self, name) is not None]
+
+    def checks(self):
+        given = self.row_flags()
+        return ((not (given and self.input),
+                 f"give either --input or a row ({', '.join(f'--{n}' for n in given)}), "
+                 "not both"),)
+
+
+FLAGS = flags.FLAGS
+cli.define_flags(PredictSettings)
 
 
 def find_saved_model(path):
@@ -64,30 +103,108 @@ def find_saved_model(path):
 
 
 class Predictor:
-    """The `serving_default` function of `--model`, loaded on first use.
+    """A fine-tuned model or an export, on raw text: what `predict` runs, and what
+    `albert_tf.api.load(path)` returns.
 
+    `path`: a SavedModel version folder, an export root (its highest version),
+    a fine-tuned `model/` folder or its run's output folder (exported in
+    memory). The `serving_default` function is loaded on first use;
     `input_names` comes from the export's description when there is one, so
     that bad input is reported before TensorFlow is even imported.
+    `predict(inputs)` gives the answers; `keras_model` the Keras model.
     """
 
     def __init__(self, path):
+        path = os.fspath(path)
         if not os.path.exists(path):
             raise FileNotFoundError(f"--model: no such file or folder {path}")
         self.path, self.saved_model = path, find_saved_model(path)
         self._function, self.input_names, self._called = None, None, False
+        self._keras_model = None
         # Inputs of a list of strings a row (multiple choice's `choices`).
         self.list_inputs = ()
         # input name -> the column the model was trained on, where they differ.
         self.columns = {}
+        # The model's description (`assets.extra/albert_tf_export.json` of an export).
+        self.info = {}
         info = os.path.join(self.saved_model or "", INFO_FILE)
         if self.saved_model and os.path.isfile(info):
             with open(info, encoding="utf-8") as f:
-                info = json.load(f)
-            self.input_names = tuple(info["inputs"])
-            self.list_inputs = tuple(info.get("list_inputs", ()))
-            self.columns = dict(info.get("columns", {}))
+                self._describe(json.load(f))
         else:
             self._load()
+
+    def _describe(self, info):
+        self.info = dict(info)
+        self.input_names = tuple(info["inputs"])
+        self.list_inputs = tuple(info.get("list_inputs", ()))
+        self.columns = dict(info.get("columns", {}))
+
+    def __repr__(self):
+        return (f"Predictor({self.path!r}: task {self.info.get('task', '?')}, inputs "
+                f"{', '.join(self.input_names or ())})")
+
+    @property
+    def task(self):
+        """The task's name (None for an export without a description)."""
+        return self.info.get("task")
+
+    @property
+    def keras_model(self):
+        """The task's Keras model (backbone and head; `compile`/`fit` it as any
+        other). For a fine-tuned folder it is the model this object serves, so
+        that its weights, once fitted, are what `predict` answers with; for an
+        export it is read from the fine-tuned folder the export was made from."""
+        if self._keras_model is None:
+            if self._function is None or self.saved_model:
+                self._keras_model = self._finetuned_model()
+            else:
+                self._keras_model = self._loaded._predict.func
+        return self._keras_model
+
+    def _finetuned_model(self):
+        model_dir = self.info.get("model_dir") if self.saved_model else self.path
+        if not model_dir or not os.path.isdir(model_dir):
+            raise FileNotFoundError(
+                f"{self.path}: an export holds no Keras model, and the fine-tuned folder it "
+                f"was made from ({model_dir or 'not recorded'}) is not here; load that folder")
+        cli.load_tensorflow("tensorflow_text")
+        from tasks.finetuned import load_finetuned
+
+        return load_finetuned(model_dir)[2]
+
+    def rows(self, inputs):
+        """`(where, row)` of each of `inputs`, checked: a list (or one) of rows,
+        each a dict (input names or trained columns -> text), a tuple in the order
+        of `input_names`, or a str (a model of one input); or a pandas DataFrame."""
+        if isinstance(inputs, (str, dict, tuple)):
+            inputs = [inputs]
+        elif hasattr(inputs, "to_dict") and hasattr(inputs, "columns"):  # a DataFrame
+            inputs = inputs.to_dict("records")
+        names = self.input_names
+        for i, row in enumerate(inputs):
+            where = f"inputs[{i}]"
+            if isinstance(row, str):
+                if len(names) != 1:
+                    raise ValueError(f"{where}: a text, but the model takes {', '.join(names)}: "
+                                     "give a dict naming them, or a tuple in that order")
+                row = {names[0]: row}
+            elif isinstance(row, (tuple, list)):
+                if len(row) != len(names):
+                    raise ValueError(f"{where}: {len(row)} values, but the model takes "
+                                     f"{len(names)} ({', '.join(names)})")
+                row = dict(zip(names, row))
+            elif not isinstance(row, dict):
+                raise ValueError(f"{where}: expected a dict, a tuple or a str, got "
+                                 f"{type(row).__name__}")
+            yield where, _row_fields(row, names, where, self.list_inputs, self.columns)
+
+    def predict(self, inputs, batch_size=32, raw=False):
+        """The answers to `inputs` (see `rows`), a dict per row as `predict` prints
+        them (the readable form of the serving outputs, or with `raw` the
+        outputs as they are), `batch_size` rows per call."""
+        PredictSettings(model=self.path, batch_size=batch_size, raw=raw)  # checks them
+        return list(answers(self, self.rows(inputs), batch_size, raw))
 
     def _load(self):
         # tensorflow_text registers the SentencePiece op.
@@ -107,9 +224,7 @@ class Predictor:
 
             self._loaded, info = build_serving_module(self.path)
             self._function = self._loaded.serving_default
-            self.input_names = tuple(info["inputs"])
-            self.list_inputs = tuple(info.get("list_inputs", ()))
-            self.columns = dict(info.get("columns", {}))
+            self._describe(info)
 
     def __call__(self, columns):
         """columns: name -> list of str (of lists, for `list_inputs`). Returns name -> numpy
@@ -224,69 +339,102 @@ def _readable(outputs, i, row, raw):
     return {k: _json_value(v[i]) for k, v in sorted(outputs.items())}
 
 
-def predict_rows(predictor, rows, batch_size, out, raw=False):
-    """Writes one JSON line per `(where, row)` to `out`; returns how many."""
-    count = 0
+def answers(predictor, rows, batch_size, raw=False):
+    """The answer (a dict of JSON values) to each `(where, row)`, `batch_size` rows
+    per call of `predictor`; a row's `id` is copied."""
     for batch in chunks(rows, batch_size):
         columns = {n: [row[n] for _, row in batch] for n in predictor.input_names}
         outputs = predictor(columns)
         for i, (_, row) in enumerate(batch):
             result = {"id": row["id"]} if "id" in row else {}
             result.update(_readable(outputs, i, row, raw))
+            yield result
+
+
+def predict_rows(predictor, rows, batch_size, out, raw=False, collect=False):
+    """Writes one JSON line per `(where, row)` to `out` (None: nowhere); returns how
+    many, or with `collect` the answers."""
+    count, collected = 0, []
+    for result in answers(predictor, rows, batch_size, raw):
+        if out is not None:
             out.write(json.dumps(result, ensure_ascii=False) + "\n")
-        out.flush()
-        count += len(batch)
-    return count
+            out.flush()
+        if collect:
+            collected.append(result)
+        count += 1
+    return collected if collect else count
+
+
+def command_row(settings, names, lists=(), columns=None):
+    """The row of the command line: `--row` with the field flags set over it."""
+    row = {}
+    if settings.row is not None:
+        try:
+            row = json.loads(settings.row)
+        except ValueError as e:
+            raise ValueError(f"--row: not JSON ({e})") from None
+        if not isinstance(row, dict):
+            raise ValueError(f"--row: expected a JSON object naming the inputs "
+                             f"({', '.join(names)}), got {type(row).__name__}")
+    fields = {name: getattr(settings, name) for name in FIELD_FLAGS
+              if getattr(settings, name) is not None}
+    unused = sorted(set(fields) - set(names) - ({"text_a"} if names == ("text",) else set()))
+    if unused:
+        raise ValueError(f"the model takes {', '.join(names)}, not --{', --'.join(unused)}")
+    return _row_fields({**row, **fields}, names, "command line", lists, columns)
 
 
 @contextlib.contextmanager
-def _input_rows(names, lists=(), columns=None):
-    """The checked input rows: from the text flags, --input, or stdin."""
-    given = {name: FLAGS[name].value for name in TEXT_FLAGS if FLAGS[name].value is not None}
-    if given:
-        unused = sorted(set(given) - set(names) - ({"text_a"} if names == ("text",) else set()))
-        if unused:
-            raise ValueError(f"the model takes {', '.join(names)}, not --{', --'.join(unused)}")
-        yield [("command line", _row_fields(given, names, "command line", lists))]
-    elif FLAGS.input and FLAGS.input != "-":
-        with open(FLAGS.input, "rb") as f:
-            yield read_rows(decoded_lines(f, FLAGS.input), FLAGS.input, names, lists, columns,
-                            FLAGS.format)
+def _input_rows(settings, predictor):
+    """The checked input rows: from the command line's row, --input, or stdin."""
+    names, lists, columns = predictor.input_names, predictor.list_inputs, predictor.columns
+    if settings.row_flags():
+        yield [("command line", command_row(settings, names, lists, columns))]
+    elif settings.input and settings.input != "-":
+        with open(settings.input, "rb") as f:
+            yield read_rows(decoded_lines(f, settings.input), settings.input, names, lists,
+                            columns, settings.format)
     else:
         yield read_rows(decoded_lines(sys.stdin.buffer, STDIN), STDIN, names, lists, columns,
-                        FLAGS.format)
+                        settings.format)
 
 
 @contextlib.contextmanager
-def _output():
-    if not FLAGS.output:
-        yield sys.stdout
+def _output(path, echo):
+    if not path:
+        yield sys.stdout if echo else None
         return
     from albert_tf.io_utils import atomic_file
 
-    with atomic_file(FLAGS.output, "w", encoding="utf-8") as f:
+    with atomic_file(path, "w", encoding="utf-8") as f:
         yield f
 
 
-def _check_flags():
-    if FLAGS.batch_size < 1:
-        raise ValueError(f"--batch_size must be positive, got {FLAGS.batch_size}")
-    given = [name for name in TEXT_FLAGS if FLAGS[name].value is not None]
-    if given and FLAGS.input:
-        raise ValueError(f"give either --input or text flags ({', '.join(given)}), not both")
-    if FLAGS.input and FLAGS.input != "-" and not os.path.isfile(FLAGS.input):
-        raise FileNotFoundError(f"--input: no such file {FLAGS.input}")
+def settings_from(values):
+    """`PredictSettings` of the command's flags as given (`{name: value}`)."""
+    cli.check_flag_names(values, cli.flag_names(PredictSettings), "predict")
+    cli.missing_required(values, ("model",))
+    settings = PredictSettings.from_dict(values)
+    if settings.input and settings.input != "-" and not os.path.isfile(settings.input):
+        raise FileNotFoundError(f"--input: no such file {settings.input}")
+    return settings
+
+
+def run_command(values, echo=True, predictor=None):
+    """The command, from its flags as given (`{name: value}`): what `main` runs and
+    `albert_tf.api.predict` calls. Prints a JSON line per row (`echo`; or writes
+    `--output`); returns the answers (with `echo`, how many rows)."""
+    settings = settings_from(values)
+    predictor = predictor or Predictor(settings.model)
+    with _input_rows(settings, predictor) as rows, _output(settings.output, echo) as out:
+        return predict_rows(predictor, rows, settings.batch_size, out, settings.raw,
+                            collect=not echo)
 
 
 def main(argv):
     with cli.user_errors():
-        cli.check_arguments(argv, FLAGS, required=("model",))
-        _check_flags()
-        predictor = Predictor(FLAGS.model)
-        with _input_rows(predictor.input_names, predictor.list_inputs,
-                         predictor.columns) as rows, \
-                _output() as out:
-            predict_rows(predictor, rows, FLAGS.batch_size, out, FLAGS.raw)
+        cli.check_arguments(argv, FLAGS)
+        run_command(cli.given_flags(cli.flag_names(PredictSettings), FLAGS))
 
 
 if __name__ == "__main__":

@@ -95,7 +95,7 @@ def test_bad_flags_are_one_line_errors(tmp_path, tmp_path_factory):
             ([f"--model={version_dir}", "--text_a=x", "--input=f.tsv"], "error: give either"),
             ([f"--model={version_dir}", "--question=x"],
              "error: the model takes text, not --question"),
-            ([f"--model={version_dir}", "--batch_size=0"], "error: --batch_size must be")):
+            ([f"--model={version_dir}", "--batch_size=0"], "error: batch_size must be >= 1, got 0")):
         assert cli.one_line_error(_predict(*args)).startswith(error)
 
 
