@@ -180,7 +180,9 @@ class Predictor:
         if isinstance(inputs, (str, dict, tuple)):
             inputs = [inputs]
         elif hasattr(inputs, "to_dict") and hasattr(inputs, "columns"):  # a DataFrame
-            inputs = inputs.to_dict("records")
+            # (a cell left empty, NaN, is no value)
+            inputs = [{k: v for k, v in row.items() if v == v}
+                      for row in inputs.to_dict("records")]
         names = self.input_names
         for i, row in enumerate(inputs):
             where = f"inputs[{i}]"

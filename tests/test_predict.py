@@ -63,7 +63,19 @@ def test_jsonl_file_in_batches_with_the_highest_version(tmp_path, tmp_path_facto
     assert result.stdout == ""
     # No CUDA probe or oneDNN notes on a CPU machine: nothing went wrong.
     assert not re.search(r"cuda|oneDNN", result.stderr, re.IGNORECASE), result.stderr
-    _check(_lines(out.read_text(encoding="utf-8")), version_dir, ROWS)
+    lines = _lines(out.read_text(encoding="utf-8"))
+    _check(lines, version_dir, ROWS)
+    # albert_tf.api.load: the same object, the same answers, for the export and the
+    # fine-tuned folder it was made from.
+    from albert_tf import api
+
+    assert api.load(root).predict(ROWS, batch_size=2) == lines
+    assert api.predict(str(root), [(r["question"], r["context"]) for r in ROWS]) == \
+        [{k: v for k, v in line.items() if k != "id"} for line in lines]
+    folder = api.load(helpers.exported(tmp_path_factory, "squad_v2")[1])
+    for got, line in zip(folder.predict(ROWS), lines):
+        assert got["answer"] == line["answer"] and got.get("id") == line.get("id")
+        np.testing.assert_allclose(got["null_odds"], line["null_odds"], rtol=1e-5, atol=1e-5)
 
 
 @pytest.mark.parametrize("name,content,error", [
@@ -95,7 +107,9 @@ def test_bad_flags_are_one_line_errors(tmp_path, tmp_path_factory):
             ([f"--model={version_dir}", "--text_a=x", "--input=f.tsv"], "error: give either"),
             ([f"--model={version_dir}", "--question=x"],
              "error: the model takes text, not --question"),
-            ([f"--model={version_dir}", "--batch_size=0"], "error: batch_size must be >= 1, got 0")):
+            ([f"--model={version_dir}", "--batch_size=0"], "error: batch_size must be >= 1, got 0"),
+            ([f"--model={version_dir}", "--row=[1]"],
+             "error: --row: expected a JSON object naming the inputs (text), got list")):
         assert cli.one_line_error(_predict(*args)).startswith(error)
 
 
