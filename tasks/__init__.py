@@ -17,10 +17,17 @@ get = REGISTRY.get
 names = REGISTRY.names
 
 
-def option_classes():
-    """The distinct options classes of the registered tasks (for the command's flags)."""
+def option_classes(kind="options_class"):
+    """The distinct options classes of the registered tasks (for the command's flags);
+    kind="export_options_class": those of their exports (the export command's)."""
     found = []
     for task in REGISTRY.entries().values():
-        if task.options_class is not None and task.options_class not in found:
-            found.append(task.options_class)
+        options = getattr(task, kind)
+        if options is not None and options not in found:
+            found.append(options)
     return found
+
+
+def export_option_classes():
+    """The distinct export options classes of the registered tasks."""
+    return option_classes("export_options_class")

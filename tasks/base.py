@@ -96,6 +96,9 @@ class Task(abc.ABC):
     scored_test_splits = ()
     # An `albert_tf.settings.Settings` class of the task's own options, or None.
     options_class = None
+    # A `Settings` class of the options its export takes (the export command's
+    # flags, `ExportSettings.task_options`; e.g. SQuAD v2.0's `null_threshold`), or None.
+    export_options_class = None
     # The package extras (`albert_tf.extras.EXTRAS`) its evaluation needs.
     extras = ()
     # The metric that ranks steps and runs (--keep_best, early stopping, seeds,
@@ -190,17 +193,30 @@ class Task(abc.ABC):
 
         model: the fine-tuned task model; tokenizer: the in-graph tokenizer;
         model_dir: the model folder (for files saved beside it);
-        export_options: what the export command was given for this task
-        (e.g. SQuAD v2.0's `null_threshold`; empty by default).
+        export_options: the task's validated export options
+        (`self.export_options(...)`: an `export_options_class` instance, or
+        None for a task without any).
         Returns an `albert_tf.export.base.ServingModule` and the JSON-able
         description stored with the export; its `inputs` lists the raw-text
         inputs by name.
         """
         raise ValueError(f"task {self.name!r} has no serving export")
 
+    def export_options(self, given):
+        """The task's validated export options (an `export_options_class` instance,
+        or None for a task without any) from `given`, a dict whose None values
+        mean "not given"; an option the task does not take is refused, named."""
+        given = {k: v for k, v in (given or {}).items() if v is not None}
+        known = self.export_options_class.field_names() if self.export_options_class else ()
+        self.check_export_options(given, known)
+        if self.export_options_class is None:
+            return None
+        return self.export_options_class.from_dict(given)
+
     def check_export_options(self, export_options, known=()):
-        """Rejects export options this task does not take, naming them."""
-        unknown = sorted(set(export_options) - set(known))
+        """Rejects export options this task does not take, naming them
+        (`export_options`: a dict of those given, or None)."""
+        unknown = sorted(set(export_options or ()) - set(known))
         if unknown:
             raise ValueError(f"task {self.name!r} takes no export option(s) "
                              f"{', '.join(unknown)}" + (f"; it takes {', '.join(known)}"

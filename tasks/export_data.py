@@ -6,7 +6,7 @@ examples.
 import os
 import tempfile
 
-from albert_tf.export import quantize
+from albert_tf.export import variants
 from tasks import finetuned
 
 
@@ -35,7 +35,7 @@ class TaskData:
         if calibration:
             split = calibration_split or self.task.train_split
             examples = self._read(split)
-            rows = quantize.sample_indices(len(examples), calibration_examples)
+            rows = variants.sample_indices(len(examples), calibration_examples)
             self._calibration_examples = (split, [examples[i] for i in rows])
 
     def _read(self, split):
@@ -52,19 +52,18 @@ class TaskData:
             return None
         split, examples = self._calibration_examples
         features = self.task.featurize(examples, self.tokenizer, self.settings, split)
-        return quantize.encoded_inputs(features, names)
+        return variants.encoded_inputs(features, names)
 
     def evaluate(self, names):
-        """The exporter's `evaluate`: every variant of the written folder and
-        the float model, scored on the same inputs."""
-        inputs = quantize.encoded_inputs(self._features, names)
+        """The exporter's `evaluate`: every variant of the written folder (its
+        runners) and the float model, scored on the same inputs."""
+        inputs = variants.encoded_inputs(self._features, names)
 
-        def evaluate(folder, info):
-            runners = {"float32": keras_runner(self.model),  # the reference: first
-                       **quantize.export_runners(folder, info)}
+        def evaluate(runners):
+            runners = {"float32": keras_runner(self.model), **runners}  # the reference: first
             return {"data_dir": os.path.abspath(self.data_dir), "split": self.split,
                     "examples": len(self._examples), "reference": "float32",
-                    "variants": quantize.measure(runners, inputs, self._score)}
+                    "variants": variants.measure_variants(runners, inputs, self._score)}
 
         return evaluate
 

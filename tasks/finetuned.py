@@ -12,7 +12,8 @@ from albert_tf import checkpoints, lora
 from albert_tf.backbone import AlbertBackbone
 from albert_tf.checkpoints import native
 from albert_tf.checkpoints.weights import assign
-from albert_tf.export import exporter
+from albert_tf.export import exporter, formats, precision
+from albert_tf.export.settings import ExportSettings
 from albert_tf.checkpoints import load_tokenizer
 from albert_tf.training.run_folder import EXPORT_DIR, MODEL_DIR
 from albert_tf.training.settings import FinetuneSettings
@@ -67,34 +68,67 @@ def _merged_lora_model(task, settings, meta, checkpoint):
 def build_serving_module(model_dir, **export_options):
     """`(module, info)`: the task's serving module of a fine-tuned folder and its description.
 
-    export_options: options the task's export takes (e.g. SQuAD v2.0's
-    `null_threshold`); a None value means "not given".
+    export_options: options the task's export takes (its `export_options_class`'s
+    fields, e.g. SQuAD v2.0's `null_threshold`); a None value means "not given".
     """
     model_dir = exporter.resolve_model_dir(model_dir)
     task, settings, model, tokenizer = load_finetuned(model_dir, host=False)
-    given = {k: v for k, v in export_options.items() if v is not None}
-    module, info = task.serving_module(model, tokenizer, settings, model_dir, given)
+    options = task.export_options(export_options)
+    module, info = task.serving_module(model, tokenizer, settings, model_dir, options)
     return module, {"task": task.name, "max_seq_length": settings.max_seq_length,
                     "model_dir": os.path.abspath(model_dir), **info}
 
 
+def run_export(settings):
+    """Exports a fine-tuned model as `settings` (an `ExportSettings`) say.
+
+    Returns `{"export_dir": the version folder written, "evaluation": what
+    `settings.eval_data` measured of each variant (see SERVING.md), or None}`.
+    Every mistake in the settings, the data or the task options is raised
+    before the long work; nothing is left behind on failure.
+    """
+    from tasks import export_data
+
+    settings.check_files()
+    version, target = exporter.check_version(settings.export_dir, settings.version)
+    model_dir = exporter.resolve_model_dir(settings.model_dir)
+    names = settings.format_names()
+    calibrated = [entry.name for entry in formats.chosen(names) if entry.calibrated]
+    data = export_data.TaskData(
+        model_dir, settings.eval_data, settings.eval_split, settings.eval_examples,
+        calibration=bool(calibrated), calibration_split=settings.calibration_split,
+        calibration_examples=settings.calibration_examples) if settings.eval_data else None
+    # (the data read first: its mistakes before any work)
+    chosen = precision.choose(settings.precision)
+    module, info = build_serving_module(model_dir, **settings.task_options)
+    saved_module = None
+    if chosen["compute"] != "fp32":
+        with precision.compute_in(chosen["compute"]):
+            saved_module, _ = build_serving_module(model_dir, **settings.task_options)
+    info.update(version=version, precision=chosen)
+    target = exporter.write_export(
+        module, info, target, names, settings=settings, saved_module=saved_module,
+        model_dir=model_dir, representative=data and data.calibration(module.input_names),
+        evaluate=data and data.evaluate(module.input_names), renumber=settings.version is None)
+    return {"export_dir": target, "evaluation": info.get("evaluation")}
+
+
 def export_model(model_dir, export_dir, version=None, tflite=False, quantize=False,
                  **export_options):
-    """Exports a fine-tuned model for serving; returns the version folder.
+    """Exports a fine-tuned model for serving, in float32; returns the version folder.
 
     Args:
         model_dir: a fine-tuned `model/` folder, or a run's output folder holding one.
         export_dir: the export root; writes `<export_dir>/<version>/`.
         version: a positive int; None: one more than the highest there. An
             existing version is never overwritten (TF Serving may be serving it).
-        tflite, quantize: see `albert_tf.export.exporter.write_export`.
+        tflite, quantize: also write model.tflite (quantized); see `ExportSettings`.
         export_options: the task's own (see `build_serving_module`).
     """
-    version, target = exporter.check_version(export_dir, version)
-    module, info = build_serving_module(model_dir, **export_options)
-    info["version"] = version
-    return exporter.write_export(module, info, target, tflite, quantize,
-                                 renumber=version is None)
+    settings = ExportSettings(model_dir=model_dir, export_dir=export_dir, version=version,
+                              precision="fp32", tflite=tflite, quantize=quantize,
+                              task_options=export_options)
+    return run_export(settings)["export_dir"]
 
 
 def export_run(output_dir, **kwargs):

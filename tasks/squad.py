@@ -47,6 +47,15 @@ class SquadOptions(Settings):
                              rule=POSITIVE)
 
 
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class SquadExportOptions(Settings):
+    """What a SQuAD v2.0 export takes (the export command's flags)."""
+
+    null_threshold: float | None = setting(
+        None, "SQuAD v2.0: answer \"\" above these null odds (default: the run's held-out "
+        "threshold from eval_results.json, else 0).")
+
+
 # v2.0: the share of training questions kept out of training to choose the
 # no-answer threshold (2% of SQuAD 2.0's 130k is about 2,600 questions).
 HELDOUT_FRACTION = 0.02
@@ -87,6 +96,7 @@ class SquadTask(Task):
 
     def __init__(self, name, version):
         self.name, self.version = name, version
+        self.export_options_class = SquadExportOptions if self.v2 else None
 
     @property
     def v2(self):
@@ -168,10 +178,9 @@ class SquadTask(Task):
     def serving_module(self, model, tokenizer, settings, model_dir, export_options):
         from albert_tf.export.squad import SquadServing
 
-        self.check_export_options(export_options, ("null_threshold",) if self.v2 else ())
         options = self.options(settings)
-        if export_options.get("null_threshold") is not None:
-            threshold, source = float(export_options["null_threshold"]), "given"
+        if export_options is not None and export_options.null_threshold is not None:
+            threshold, source = export_options.null_threshold, "given"
         else:
             threshold, source = heldout_threshold(model_dir)
         head = self.head(settings)

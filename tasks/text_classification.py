@@ -66,6 +66,8 @@ class TextTask(Task):
 
     def __init__(self, name, regression):
         self.name, self.regression = name, regression
+        # The decision threshold of a multi-label export (a classifier's only).
+        self.export_options_class = None if regression else data.TextExportOptions
         # The loss the regression head minimises; the exact choice of multi-class runs.
         self.primary_metric = "mse" if regression else "accuracy"
 
@@ -332,7 +334,9 @@ class TextTask(Task):
 
         options = self.options(settings)
         multi = options.multi_label
-        self.check_export_options(export_options, ("threshold",) if multi else ())
+        given = export_options.threshold if export_options is not None else None
+        self.check_export_options({} if given is None else {"threshold": given},
+                                  ("threshold",) if multi else ())
         pair = bool(options.text_pair_column)
         saved = _saved_head(model_dir) or {}
         labels = tuple(saved["labels"]) if saved.get("labels") else model.labels
@@ -348,11 +352,9 @@ class TextTask(Task):
         if not multi:
             return ClassifierServing(model, tokenizer, settings.max_seq_length, labels,
                                      pair, window_stride=stride), info
-        if not 0 < export_options.get("threshold", 0.5) < 1:
-            raise ValueError(f"--threshold must be in (0, 1), got {export_options['threshold']}")
-        threshold = export_options.get("threshold", saved.get("threshold", model.threshold))
-        info.update(threshold=float(threshold), threshold_source="given" if
-                    "threshold" in export_options else saved.get("threshold_source", "saved"))
+        threshold = given if given is not None else saved.get("threshold", model.threshold)
+        info.update(threshold=float(threshold), threshold_source="given" if given is not None
+                    else saved.get("threshold_source", "saved"))
         return MultiLabelServing(model, tokenizer, settings.max_seq_length, labels, threshold,
                                  pair, window_stride=stride), info
 

@@ -26,7 +26,7 @@ import math
 import os
 import zlib
 
-from albert_tf.settings import PROBABILITY, setting
+from albert_tf.settings import OPEN_PROBABILITY, PROBABILITY, Settings, setting
 from tasks import user_files
 from tasks.base import Example
 from tasks.long_inputs import LongInputOptions
@@ -58,6 +58,15 @@ class TextOptions(user_files.FileOptions, LongInputOptions):
         return (*super().checks(),
                 ("text_column", bool(self.text_column), "a column name"),
                 ("label_column", bool(self.label_column), "a column name"))
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class TextExportOptions(Settings):
+    """What a text_classification export takes (the export command's flags)."""
+
+    threshold: float | None = setting(
+        None, "Multi-label text_classification: predict a label at this probability "
+        "(default: the threshold chosen on held-out training rows).", rule=OPEN_PROBABILITY)
 
 
 @dataclasses.dataclass(frozen=True)

@@ -28,7 +28,7 @@ import tasks
 from albert_tf.backbone import AlbertBackbone
 from albert_tf.checkpoints import load_tokenizer
 from albert_tf.config import AlbertConfig
-from albert_tf.export import exporter, precision, quantize, tflite
+from albert_tf.export import exporter, precision, tflite, variants
 from albert_tf.training import devices
 from albert_tf.training.finetuning import save_finetuned
 from conftest import FIXTURES
@@ -54,7 +54,7 @@ def rte(tmp_path_factory):
 
     def inputs(split):
         features = task.featurize(task.read_examples(DATA, split), tokenizer, settings, split)
-        return quantize.encoded_inputs(features, module.input_names)
+        return variants.encoded_inputs(features, module.input_names)
 
     return model_dir, module, model, inputs("dev"), inputs("train")
 
@@ -205,17 +205,15 @@ def test_auto_precision_is_trainings_measured_choice(monkeypatch, speedup, compu
 
 
 def test_export_command_rejects_bad_reduction_options(rte, tmp_path):
+    """Through the old spelling --tflite_variants (an alias of --formats); every
+    check is in `tests/test_export_settings.py`."""
     model_dir = rte[0]
     base = [f"--model_dir={model_dir}", f"--export_dir={tmp_path}"]
-    cases = {("--precision=fp16",): "error: --precision: unknown precision 'fp16'; choose one "
-                                    "of auto, fp32, bf16",
-             ("--tflite_variants=float16,int4",): "error: --tflite_variants: unknown variant "
-                                                  "'int4'; choose from float32, float16, "
-                                                  "dynamic_int8, int8",
-             ("--tflite_variants=int8",): "error: --tflite_variants=int8 (full-integer) "
-                                          "calibrates on the task's data: give "
-                                          "--eval_data=the task's data folder",
-             (f"--eval_data={tmp_path}/none",): f"error: --eval_data: no such folder "
+    cases = {("--tflite_variants=float16,int4",): "error: formats: unknown export format "
+                                                  "'int4'; did you mean 'int8'? known export "
+                                                  "formats: dynamic_int8, float16, float32, "
+                                                  "int8, tflite, tflite_quantized, web",
+             (f"--eval_data={tmp_path}/none",): f"error: eval_data: no such folder "
                                                 f"{tmp_path}/none"}
     for args, message in cases.items():
         assert cli.one_line_error(cli.run("albert_tf.export", *base, *args)) == message

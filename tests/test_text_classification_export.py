@@ -143,7 +143,7 @@ def test_multi_label_export_serves_label_sets_at_the_saved_threshold(tmp_path):
     given = export_model(model_dir, str(tmp_path / "export"), threshold=0.999)
     assert helpers.export_info(given)["threshold"] == 0.999
     assert helpers.export_info(given)["threshold_source"] == "given"
-    with pytest.raises(ValueError, match=r"--threshold must be in \(0, 1\), got 1.5"):
+    with pytest.raises(ValueError, match=r"threshold must be in \(0, 1\), got 1.5"):
         export_model(model_dir, str(tmp_path / "export"), threshold=1.5)
 
 

@@ -67,15 +67,14 @@ def _saved_model_answers(target, names, rows):
 @pytest.mark.parametrize("task_name", ["mrpc", "stsb"])
 def test_page_answers_as_the_saved_model(tmp_path, task_name):
     import export_helpers
-    from albert_tf.checkpoints import load_tokenizer
-    from albert_tf.export import exporter
+    from albert_tf.export.settings import ExportSettings
     from tasks import finetuned
 
     model_dir, _, _, _ = export_helpers.finetuned_dir(tmp_path, task_name, max_seq_length=24)
-    module, info = finetuned.build_serving_module(model_dir)
-    host = load_tokenizer(model_dir, host=True)
-    target = exporter.write_export(module, info, str(tmp_path / "export" / "1"),
-                                   web=lambda f: web.write(module, host, f, "float32"))
+    module, _ = finetuned.build_serving_module(model_dir)
+    target = finetuned.run_export(ExportSettings(
+        model_dir=model_dir, export_dir=str(tmp_path / "export"), precision="fp32",
+        formats="web", web_variant="float32"))["export_dir"]
     names = web.head_settings(module)["inputs"]
     cases = tmp_path / "cases.jsonl"
     cases.write_text("".join(json.dumps(dict(zip(names, row))) + "\n" for row in TEXTS),

@@ -1,4 +1,4 @@
-"""Exporting a fine-tuned `model/` folder as a versioned SavedModel (and TFLite).
+"""Exporting a fine-tuned `model/` folder as a versioned SavedModel (and its formats).
 
 `<export_dir>/<version>/` is the layout TF Serving watches: it serves the
 highest numeric version and ignores other names, such as the temporary folder
@@ -13,8 +13,8 @@ import tempfile
 import tensorflow as tf
 
 from albert_tf.checkpoints import native
-from albert_tf.export import INFO_FILE, TFLITE_FILE
-from albert_tf.export import tflite as tflite_lib
+from albert_tf.export import INFO_FILE, TFLITE_FILE  # noqa: F401 (read here by callers)
+from albert_tf.export import formats as formats_lib
 from albert_tf.io_utils import atomic_file, folder_lock, place_new, share_tree
 from albert_tf.training.run_folder import MODEL_DIR
 
@@ -66,28 +66,24 @@ def write_info(info, path):
         json.dump(info, f, indent=2, sort_keys=True)
 
 
-def tflite_variant_file(variant):
-    """The file name of one TFLite variant (`model_int8.tflite`, ...)."""
-    return f"model_{variant}.tflite"
-
-
-def write_export(module, info, target, tflite=False, quantize=False, *, saved_module=None,
-                 tflite_variants=(), representative=None, evaluate=None, web=None,
-                 renumber=False):
+def write_export(module, info, target, formats=(), *, settings=None, saved_module=None,
+                 model_dir=None, representative=None, evaluate=None, renumber=False):
     """Writes the SavedModel of a serving module into the version folder `target`.
 
-    tflite: also write `model.tflite` (the `encoded` signature at
-    `max_seq_length`); quantize: with dynamic-range int8 weights (implies
-    tflite). tflite_variants: more TFLite files, one per variant named (see
-    `albert_tf.export.tflite.VARIANTS`), described under `tflite_variants`;
-    representative: the calibration inputs of the `int8` variant.
+    formats: names of what to write beside it (`albert_tf.export.formats`:
+    `tflite`, a TFLite variant, `web`, ...), each written from `module` and
+    described in `info` where the format says. settings: the export's
+    `ExportSettings`, for the formats' options (None: their defaults);
+    model_dir: the fine-tuned folder (files beside the model, e.g. the web
+    bundle's tokenizer); representative: the calibration inputs of the
+    calibrated formats (`int8`).
     saved_module: the module the SavedModel is saved from, when it is not
     `module` (a copy that computes in another precision; `info["precision"]`
-    says which); TFLite is always converted from `module`, in float32.
-    evaluate: a function (folder, info) -> JSON-able, called once every file
-    is written; its result is stored as `info["evaluation"]`.
-    web: a function (folder) -> JSON-able writing the web bundle into `web/`
-    (`albert_tf.export.web.write`); its result is stored as `info["web"]`.
+    says which); the formats are always written from `module`, in float32.
+    evaluate: a function ({variant name: runner}) -> JSON-able, called once
+    every file is written, with runners of the SavedModel and of each measured
+    format read back from the folder (`formats.runners`); its result is
+    stored as `info["evaluation"]`.
     The folder appears complete or not at all: it is built beside its final
     place and renamed at the end, readable by other users (the umask's modes).
     Concurrent exports into one root never replace each other: the check that
@@ -98,12 +94,16 @@ def write_export(module, info, target, tflite=False, quantize=False, *, saved_mo
     Returns:
         the version folder written.
     """
+    entries = formats_lib.chosen(formats)
+    for entry in entries:  # what cannot be written, refused before any file is
+        if entry.prepare is not None:
+            entry.prepare(module)
+    job = formats_lib.Job(module, settings, model_dir, representative)
     root = os.path.dirname(os.path.abspath(target))
     os.makedirs(root, exist_ok=True)
     tmp = tempfile.mkdtemp(prefix=f".{os.path.basename(target)}.tmp-", dir=root)
     try:
-        _write_files(module, info, tmp, tflite, quantize, saved_module, tflite_variants,
-                     representative, evaluate, web)
+        _write_files(module, info, tmp, job, entries, saved_module, evaluate)
         share_tree(tmp)
         with folder_lock(root):
             if renumber and os.path.lexists(target):
@@ -121,17 +121,11 @@ def write_export(module, info, target, tflite=False, quantize=False, *, saved_mo
     return target
 
 
-def _write_files(module, info, tmp, tflite, quantize, saved_module, tflite_variants,
-                 representative, evaluate, web):
+def _write_files(module, info, tmp, job, entries, saved_module, evaluate):
     """Every file of the export, into the folder `tmp`."""
-    if tflite or quantize:
-        info["tflite"] = tflite_lib.write(module, os.path.join(tmp, TFLITE_FILE), quantize)
-    for variant in tflite_variants:
-        info.setdefault("tflite_variants", {})[variant] = tflite_lib.write(
-            module, os.path.join(tmp, tflite_variant_file(variant)), variant, representative)
-    if web is not None:
-        info["web"] = web(os.path.join(tmp, "web"))
+    for entry in entries:
+        entry.record(info, entry.write(job, os.path.join(tmp, entry.path)))
     save_module(saved_module or module, info, tmp)
     if evaluate is not None:
-        info["evaluation"] = evaluate(tmp, info)
+        info["evaluation"] = evaluate(formats_lib.runners(tmp, info, entries))
         write_info(info, tmp)

@@ -1,4 +1,4 @@
-"""The precisions an export offers: what the SavedModel computes in, and the TFLite variants.
+"""The precisions an export's SavedModel computes in.
 
 The SavedModel computes in float32, or in bfloat16 where that is faster.
 
@@ -15,11 +15,10 @@ their outputs to float32, so the signatures keep their dtypes.
 
 import contextlib
 
-# Names only at the top: the export command checks its flags against them
-# before TensorFlow starts.
+# Names only at the top: the export's settings are checked against them
+# before TensorFlow starts. (The TFLite variants are export formats:
+# `albert_tf.export.formats`.)
 PRECISIONS = ("auto", "fp32", "bf16")
-# The TFLite variants (see `albert_tf.export.tflite`).
-TFLITE_VARIANTS = ("float32", "float16", "dynamic_int8", "int8")
 POLICY = {"fp32": "float32", "bf16": "mixed_bfloat16"}
 
 

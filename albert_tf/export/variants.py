@@ -1,13 +1,13 @@
-"""What each reduced export costs: its inputs from a task's features, and its measurements.
+"""What each variant of an export costs: inputs from a task's features, and measurements.
 
 An export's variants (the SavedModel in its compute precision, each TFLite
-file) are run on the same encoded examples as the float Keras model, and
-scored by a function the caller gives (the task's metric: this module knows
-no task). Everything runs through the `encoded` inputs at `max_seq_length`,
-as TFLite takes them, so the variants differ only in their arithmetic.
+file: what `albert_tf.export.formats.runners` finds in the folder) are run on
+the same encoded examples as the float Keras model, and scored by a function
+the caller gives (the task's metric: this module knows no task). Everything
+runs through the `encoded` inputs at `max_seq_length`, as TFLite takes them,
+so the variants differ only in their arithmetic.
 """
 
-import os
 import statistics
 import time
 
@@ -94,18 +94,6 @@ def tflite_runner(path):
     return lambda inputs: model(**inputs)
 
 
-def export_runners(folder, info):
-    """`{variant name: runner}` of what an export folder holds: the SavedModel
-    (named by its compute precision) and every TFLite file its `info` lists."""
-    compute = info.get("precision", {}).get("compute", "fp32")
-    runners = {f"saved_model_{compute}": saved_model_runner(folder)}
-    described = [info["tflite"]] if "tflite" in info else []
-    described += list(info.get("tflite_variants", {}).values())
-    for entry in described:
-        runners[f"tflite_{entry['variant']}"] = tflite_runner(os.path.join(folder, entry["file"]))
-    return runners
-
-
 def max_abs_error(outputs, reference):
     """The largest |output - reference| over the float outputs both have,
     skipping positions the reference masks (-1e30 and below)."""
@@ -118,7 +106,7 @@ def max_abs_error(outputs, reference):
     return max(errors)
 
 
-def measure(runners, inputs, score, batch_size=32):
+def measure_variants(runners, inputs, score, batch_size=32):
     """`{name: {**score(outputs), "batch1_ms", "batch32_per_s", "max_abs_error"}}`
     for each runner, on the same inputs; `score` maps a dict of output arrays
     (one row per example) to the task's metrics; the error is against the

@@ -1,0 +1,182 @@
+"""The export's settings: validated before any work, each error naming its field; a
+task's own export options declared by the task, and an export format, each defined in
+this file alone and exported with through `tasks.finetuned.run_export`."""
+
+import dataclasses
+import os
+
+import pytest
+
+import cli_helpers as cli
+import export_helpers as helpers
+import tasks
+from albert_tf.export import formats
+from albert_tf.export.settings import ExportSettings
+from albert_tf.settings import POSITIVE_REAL, Settings, setting
+from tasks import finetuned
+from tasks.classification import GlueTask
+from tasks.squad import SquadExportOptions
+from tasks.text_classification_data import TextExportOptions
+
+
+def _settings(**changes):
+    return ExportSettings(model_dir="m", export_dir="e", **changes)
+
+
+@pytest.mark.parametrize("changes, message", [
+    ({"formats": "float16,int4"}, "formats: unknown export format 'int4'; did you mean "
+                                  "'int8'? known export formats: dynamic_int8, float16, "
+                                  "float32, int8, tflite, tflite_quantized, web"),
+    ({"formats": "tflite", "quantize": True}, "formats: tflite and tflite_quantized both "
+                                              "write model.tflite; give one"),
+    ({"formats": "int8"}, "formats: int8 is calibrated on the task's data: give "
+                          "eval_data=the task's data folder"),
+    ({"precision": "fp16"}, "precision must be one of auto, fp32, bf16, got 'fp16'"),
+    ({"web_variant": "int8"}, "web_variant must be one of float32, float16, dynamic_int8, "
+                              "got 'int8'"),
+    ({"version": 0}, "version must be >= 1, got 0"),
+    ({"eval_examples": 0}, "eval_examples must be >= 1, got 0"),
+    ({"calibration_examples": -3}, "calibration_examples must be >= 1, got -3"),
+])
+def test_bad_settings_are_refused_naming_the_field(changes, message):
+    with pytest.raises(ValueError) as error:
+        _settings(**changes)
+    assert str(error.value) == message
+
+
+def test_the_old_switches_add_their_formats_once():
+    assert _settings().format_names() == ()
+    assert _settings(tflite=True).format_names() == ("tflite",)
+    assert _settings(tflite=True, quantize=True).format_names() == ("tflite_quantized",)
+    assert _settings(formats="float16, web,float16", web=True, quantize=True).format_names() == (
+        "float16", "web", "tflite_quantized")
+
+
+def test_missing_files_are_named_before_any_work(tmp_path, monkeypatch):
+    from albert_tf.export import web
+
+    with pytest.raises(FileNotFoundError, match=f"eval_data: no such folder {tmp_path}/none"):
+        _settings(eval_data=str(tmp_path / "none")).check_files()
+    monkeypatch.setattr(web, "node_modules", lambda: tmp_path)  # no runtime installed there
+    _settings(formats="float16").check_files()
+    with pytest.raises(FileNotFoundError, match="make web-deps"):
+        _settings(formats="web").check_files()
+
+
+def test_tasks_declare_their_export_options():
+    classes = tasks.export_option_classes()
+    assert SquadExportOptions in classes and TextExportOptions in classes
+    assert tasks.get("squad_v2").export_options({"null_threshold": 0.5}).null_threshold == 0.5
+    assert tasks.get("squad_v2").export_options({}).null_threshold is None
+    assert tasks.get("sst2").export_options({"null_threshold": None}) is None  # not given
+    with pytest.raises(ValueError, match="task 'squad' takes no export option.s. null_threshold"):
+        tasks.get("squad").export_options({"null_threshold": 0.5})
+    with pytest.raises(ValueError, match=r"threshold must be in \(0, 1\), got 1.0"):
+        tasks.get("text_classification").export_options({"threshold": 1.0})
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class TemperatureOptions(Settings):
+    """A toy export option: recorded in the export's description."""
+
+    temperature: float | None = setting(None, "toy_sst2: the export's temperature.",
+                                        rule=POSITIVE_REAL)
+
+
+class ToySst2(GlueTask):
+    """SST-2 under another name, whose export takes an option of its own."""
+
+    export_options_class = TemperatureOptions
+
+    def __init__(self):
+        super().__init__(tasks.get("sst2").spec)
+        self.name = "toy_sst2"
+
+    def serving_module(self, model, tokenizer, settings, model_dir, export_options):
+        module, info = super().serving_module(model, tokenizer, settings, model_dir, None)
+        return module, {**info, "temperature": export_options.temperature}
+
+
+@pytest.fixture
+def toy_task():
+    task = tasks.register(ToySst2())
+    yield task
+    tasks.REGISTRY.unregister(task.name)
+
+
+def test_a_task_defined_here_takes_its_export_option_through_run_export(tmp_path, toy_task):
+    assert TemperatureOptions in tasks.export_option_classes()
+    model_dir, *_ = helpers.finetuned_dir(tmp_path / "run", "toy_sst2")
+    with pytest.raises(ValueError, match="temperature must be > 0, got -1.0"):
+        finetuned.run_export(ExportSettings(model_dir=model_dir, export_dir=str(tmp_path / "x"),
+                                            task_options={"temperature": -1.0}))
+    with pytest.raises(ValueError, match="task 'toy_sst2' takes no export option.s. threshold"
+                                         "; it takes temperature"):
+        finetuned.run_export(ExportSettings(model_dir=model_dir, export_dir=str(tmp_path / "x"),
+                                            task_options={"threshold": 0.5}))
+    assert not os.path.exists(tmp_path / "x")  # refused before anything was written
+    result = finetuned.run_export(ExportSettings(
+        model_dir=model_dir, export_dir=str(tmp_path / "export"), precision="fp32",
+        task_options={"temperature": 2.5}))
+    assert result == {"export_dir": str(tmp_path / "export" / "1"), "evaluation": None}
+    info = helpers.export_info(result["export_dir"])
+    assert info["task"] == "toy_sst2" and info["temperature"] == 2.5
+    assert info["precision"]["compute"] == "fp32" and "tflite" not in info
+
+
+def test_export_command_help_lists_the_task_export_options():
+    """--help lists the settings' and the tasks' export options."""
+    result = cli.run("albert_tf.export", "--help")  # (absl's --help exits with status 1)
+    for flag in ("--formats", "--null_threshold", "--threshold", "--eval_data", "--web_variant",
+                 "--[no]quantize", "--[no]tflite"):
+        assert flag in result.stdout, flag
+    assert "held-out" in result.stdout  # the task's own help text
+
+
+def _write_golden(job, path):
+    """A toy export format: the `encoded` outputs of fixed token ids, as one .npz
+    file, against which a deployment can check its runtime."""
+    import numpy as np
+
+    module = job.module
+    inputs = {name: np.full((2, module.max_seq_length), 1 if name != "token_ids" else 7,
+                            np.int32) for name in module.input_names}
+    outputs = {k: np.asarray(v) for k, v in module.run_model(inputs).items()}
+    np.savez(path, **{f"input_{k}": v for k, v in inputs.items()}, **outputs)
+    return {"file": os.path.basename(path), "outputs": sorted(outputs),
+            "note": job.option("web_variant", "no settings")}
+
+
+@pytest.fixture
+def golden_format():
+    entry = formats.register(formats.Format("golden", "golden.npz, outputs of fixed inputs",
+                                            "golden.npz", _write_golden,
+                                            info_key=("checks", "golden")))
+    yield entry
+    formats.REGISTRY.unregister(entry.name)
+
+
+def test_a_format_defined_here_is_written_by_run_export(tmp_path, golden_format):
+    import numpy as np
+
+    model_dir, _, _, model = helpers.finetuned_dir(tmp_path / "run", "sst2")
+    settings = ExportSettings(model_dir=model_dir, export_dir=str(tmp_path / "export"),
+                              precision="fp32", formats="golden", tflite=True)
+    assert settings.format_names() == ("golden", "tflite")
+    target = finetuned.run_export(settings)["export_dir"]
+    info = helpers.export_info(target)
+    assert info["checks"]["golden"] == {"file": "golden.npz", "outputs": ["logits"],
+                                        "note": "dynamic_int8"}  # it read the settings
+    assert golden_format.described(info) == info["checks"]["golden"]
+    saved = dict(np.load(os.path.join(target, "golden.npz")))
+    inputs = {k[len("input_"):]: v for k, v in saved.items() if k.startswith("input_")}
+    np.testing.assert_allclose(saved["logits"], model(inputs)["logits"], atol=1e-5)
+    assert info["tflite"]["file"] == "model.tflite"  # the built-in formats beside it
+    # What the measurement runs: the SavedModel and the formats that give runners.
+    runners = formats.runners(target, info, formats.chosen(settings.format_names()))
+    assert list(runners) == ["saved_model_fp32", "tflite_float32"]
+    for run in runners.values():
+        np.testing.assert_allclose(run(inputs)["logits"], saved["logits"], atol=1e-4)
+    with pytest.raises(ValueError, match="formats: unknown export format 'gold'; did you "
+                                         "mean 'golden'"):
+        ExportSettings(model_dir=model_dir, export_dir="e", formats="gold")
