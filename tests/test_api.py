@@ -86,6 +86,16 @@ def test_each_function_equals_its_command_and_a_dataframe_trains_as_its_file(tmp
     assert model.predict(frame) == [dict(answers[0], id=3.0), answers[1]]  # (NaN: no id)
     assert answers[0]["id"] == 3 and answers[0]["label"] == line["label"]
     np.testing.assert_allclose(answers[0]["probabilities"], line["probabilities"], atol=1e-6)
+    # export: the version folder; the predict command on it answers as the function.
+    exported = api.export(model_dir=str(api_dir), export_dir=str(tmp_path / "export"),
+                          precision="fp32")
+    assert exported == {"export_dir": str(tmp_path / "export" / "1"), "evaluation": None}
+    printed = _command(predict_program, [f"--model={tmp_path / 'export'}",
+                                         '--row={"review": "a fine plot", "id": 3}'], capsys)
+    served = api.load(exported["export_dir"]).predict([{"review": "a fine plot", "id": 3}])
+    assert served == [json.loads(printed)] and served[0]["label"] == answers[0]["label"]
+    np.testing.assert_allclose(served[0]["probabilities"], answers[0]["probabilities"],
+                               atol=1e-5)
     # The Keras model is the one served: fitted, its answers follow.
     keras_model = model.keras_model
     assert keras_model.count_params() > 0
@@ -109,6 +119,11 @@ def test_a_bad_flag_raises_the_commands_line(tmp_path):
             (api.pretrain, {"input_files": "x", "output_dir": str(tmp_path), "train_steps": 0},
              "train_steps must be >= 1, got 0"),
             (api.distill, {"output_dir": str(tmp_path / "d")}, "--teacher is required"),
+            (api.export, {"model_dir": str(tmp_path)}, "missing required flag(s): --export_dir"),
+            (api.export, {"model_dir": str(tmp_path), "export_dir": str(tmp_path / "e"),
+                          "version": 0}, "version must be >= 1, got 0"),
+            (api.export, {"model_dir": str(tmp_path), "export_dir": str(tmp_path / "e"),
+                          "tflite_variants": ["int8"]}, "formats: int8 is calibrated"),
             (api.predict, {"model": str(tmp_path / "none"), "inputs": ["x"]},
              "--model: no such file or folder"),
             (api.predict, {"model": str(tmp_path), "inputs": ["x"], "batch_size": 0},
