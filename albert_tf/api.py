@@ -88,10 +88,12 @@ def finetune(**flags):
 
 
 def evaluate(**flags):
-    """The evaluation of a fine-tuning run without training (`finetune` with
-    `do_train=False`): `evaluate(output_dir="runs/rte")` scores a run's
-    checkpoint on its dev split(s) again (`data_dir=` or the task's file options
-    may point elsewhere); returns the results as `finetune` does."""
+    """The evaluation of a fine-tuned model without training (`finetune` with
+    `do_train=False`): `evaluate(output_dir="runs/rte")` scores a run's last
+    checkpoint on its dev split(s) again; `evaluate(task="rte",
+    init_checkpoint="runs/rte/model", data_dir=..., output_dir="runs/rte_eval")`
+    a fine-tuned model folder (its head comes with it) in a new folder. Returns
+    the results as `finetune` does."""
     if "do_train" in flags:
         raise ValueError("evaluate does not train: give no do_train (finetune trains)")
     return finetune(**{"do_eval": True, **flags, "do_train": False})

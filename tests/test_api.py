@@ -132,3 +132,81 @@ def test_a_bad_flag_raises_the_commands_line(tmp_path):
             call(**kwargs)
         assert str(caught.value).startswith(message), (kwargs, str(caught.value))
         assert "\n" not in str(caught.value)
+
+
+def _kwargs(args):
+    """`--name=value` arguments as keyword arguments, valued as the flags parse them."""
+    from albert_tf.training.settings import FinetuneSettings
+    from albert_tf.settings import value_type
+
+    kinds = {f.name: value_type(f)[0] for f in FinetuneSettings.__dataclass_fields__.values()}
+    values = {}
+    for arg in args:
+        name, _, value = arg[2:].partition("=")
+        name = {"spm_model": "vocab_file"}.get(name, name)
+        kind = kinds.get(name, str)
+        values[name] = kind(value) if kind in (int, float) else value
+    return values
+
+
+@pytest.mark.slow
+def test_finetune_export_and_predict_from_the_shell_equal_the_functions(tmp_path):
+    from albert_tf import api
+
+    model = cli.tiny_model(str(tmp_path))
+    shell, python = tmp_path / "shell", tmp_path / "python"
+    result = cli.run("albert_tf.finetune", *cli.rte_args(shell, model))
+    assert result.returncode == 0, result.stderr[-3000:]
+    results = api.finetune(**_kwargs(cli.rte_args(python, model)))
+    assert _without_timing(results, python) == _without_timing(cli.results(shell), shell)
+
+    result = cli.run("albert_tf.export", f"--model_dir={shell}", f"--export_dir={shell}/export",
+                     "--precision=fp32", "--tflite")
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert result.stdout.strip().splitlines()[-1] == f"{shell}/export/1"
+    exported = api.export(model_dir=str(python), export_dir=f"{python}/export", precision="fp32",
+                          tflite=True)
+    assert exported == {"export_dir": f"{python}/export/1", "evaluation": None}
+    infos = []
+    for root in (shell, python):
+        with open(os.path.join(root, "export", "1", "assets.extra", "albert_tf_export.json"),
+                  encoding="utf-8") as f:
+            infos.append(json.loads(f.read().replace(str(root), "RUN")))
+    assert infos[0] == infos[1]
+
+    rows = tmp_path / "rows.jsonl"
+    _jsonl(rows, [{"id": i, "text_a": a, "text_b": b} for i, (a, b) in enumerate(
+        [("A man sleeps.", "He rests."), ("It rains.", "The sun shines."), ("", "x")])])
+    result = cli.run("albert_tf.predict", f"--model={shell}/export", f"--input={rows}",
+                     "--batch_size=2")
+    assert result.returncode == 0, result.stderr[-3000:]
+    lines = [json.loads(line) for line in result.stdout.splitlines()]
+    assert api.predict(f"{python}/export", input=str(rows), batch_size=2) == lines
+    assert api.load(f"{python}/export").predict(
+        [(r["text_a"], r["text_b"]) for r in map(json.loads, rows.read_text().splitlines())]) \
+        == [{k: v for k, v in line.items() if k != "id"} for line in lines]
+
+
+@pytest.mark.slow
+def test_pretrain_from_the_shell_equals_the_function(tmp_path):
+    from albert_tf import api
+    from conftest import FIXTURES
+
+    data = tmp_path / "data" / "train"
+    made = cli.run("albert_tf.create_pretraining_data",
+                   f"--input={os.path.join(FIXTURES, 'pretraining', 'ledger_gutenberg.txt')}",
+                   "--input_format=prose", f"--spm_model={cli.SPM}", f"--output={data}",
+                   "--max_seq_length=64", "--max_predictions_per_seq=10")
+    assert made.returncode == 0, made.stderr[-2000:]
+    values = {"input_files": f"{data}-*", "eval_files": f"{data}-*",
+              "model": cli.tiny_model(str(tmp_path)), "vocab_file": cli.SPM,
+              "max_seq_length": 64, "max_predictions_per_seq": 10, "batch_size": 8,
+              "train_steps": 4, "warmup_steps": 1, "checkpoint_every": 4, "precision": "fp32",
+              "eval_batches": 2}
+    result = cli.run("albert_tf.pretrain", f"--output_dir={tmp_path / 'shell'}",
+                     *[f"--{k}={v}" for k, v in values.items()])
+    assert result.returncode == 0, result.stderr[-3000:]
+    results = api.pretrain(output_dir=str(tmp_path / "python"), **values)
+    with open(tmp_path / "shell" / "pretrain_results.json") as f:
+        shell = json.load(f)
+    assert results["eval"] == shell["eval"] and results["train"]["step"] == 4

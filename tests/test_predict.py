@@ -64,7 +64,7 @@ def test_jsonl_file_in_batches_with_the_highest_version(tmp_path, tmp_path_facto
     # No CUDA probe or oneDNN notes on a CPU machine: nothing went wrong.
     assert not re.search(r"cuda|oneDNN", result.stderr, re.IGNORECASE), result.stderr
     lines = _lines(out.read_text(encoding="utf-8"))
-    _check(lines, version_dir, ROWS)
+    _check([dict(line) for line in lines], version_dir, ROWS)
     # albert_tf.api.load: the same object, the same answers, for the export and the
     # fine-tuned folder it was made from.
     from albert_tf import api
@@ -135,6 +135,14 @@ def test_flags_stdin_tsv_and_a_finetuned_folder(tmp_path, tmp_path_factory):
         result = _predict(f"--model={model}", f"--input={tsv}")
         assert result.returncode == 0, result.stderr[-3000:]
         _check(_lines(result.stdout), squad[0], [dict(r, id=str(r.get("id", ""))) for r in ROWS])
+    # albert_tf.api.load on the model folders: the commands' answers (classification,
+    # regression), as texts and as pairs.
+    from albert_tf import api
+
+    got = api.load(sst2[1]).predict(["A fine film."])
+    _check(got, sst2[0], [{"text": "A fine film."}])
+    got = api.load(stsb[1]).predict([(r["text_a"], r["text_b"]) for r in rows])
+    _check(got, stsb[0], [{k: v for k, v in r.items() if k != "id"} for r in rows])
 
 
 def _rows(text, name, columns=None, names=("text",)):
