@@ -101,10 +101,10 @@ def evaluate(**flags):
 
 def load(path):
     """A fine-tuned model folder (or its run's output folder) or an export (a
-    version folder or an export root) as a `albert_tf.predict.Predictor`:
+    version folder or an export root) as a `albert_tf.predictor.Predictor`:
     `.predict(inputs)` on raw text, for every task type, `.input_names`,
     `.keras_model`."""
-    from albert_tf.predict import Predictor
+    from albert_tf.predictor import Predictor
 
     return Predictor(path)
 

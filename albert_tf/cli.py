@@ -161,9 +161,13 @@ def native_noise_filtered():
             os.dup2(saved, 2)
             os.close(saved)
             captured.seek(0)
+            # (a notebook's stream takes text only)
+            write = getattr(sys.stderr, "buffer", None)
+            write = write.write if write is not None else \
+                (lambda line: sys.stderr.write(line.decode("utf-8", "replace")))
             for line in captured:
                 if not any(noise.encode() in line for noise in STARTUP_NOISE):
-                    sys.stderr.buffer.write(line)
+                    write(line)
             sys.stderr.flush()
 
 

@@ -11,7 +11,8 @@ import os
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 # The command-line programs: the only albert_tf modules that may import `tasks`.
-PROGRAMS = {"albert_tf/finetune.py", "albert_tf/predict.py", "albert_tf/export/__main__.py",
+PROGRAMS = {"albert_tf/finetune.py", "albert_tf/predict.py", "albert_tf/predictor.py",
+            "albert_tf/export/__main__.py",
             "albert_tf/ablate.py", "albert_tf/distill.py", "albert_tf/search.py"}
 COMMANDS = ("albert_tf.finetune", "albert_tf.predict", "albert_tf.export.__main__",
             "albert_tf.pretrain", "albert_tf.create_pretraining_data", "albert_tf.demo",

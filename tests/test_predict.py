@@ -184,7 +184,7 @@ def test_native_start_up_notes_are_filtered_and_other_lines_kept(capfd):
 
 
 def test_token_classification_output_reads_as_words_and_entities():
-    from albert_tf.predict import _readable, tagged_words
+    from albert_tf.predictor import _readable, tagged_words
 
     text = "EU rejects German"
     tags = [b"B-ORG", b"", b"O", b"", b"B-MISC", b""]  # a word's tag on its first token
