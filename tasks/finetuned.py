@@ -26,10 +26,7 @@ def load_finetuned(model_dir, host=True):
     format with the task head, the run's settings and its vocabulary.
     host: the host tokenizer (featurization); False: the in-graph one (serving).
     """
-    meta = native.read_metadata(model_dir)
-    if "task" not in meta or "settings" not in meta:
-        raise ValueError(f"{model_dir}: not a fine-tuned model (no task in "
-                         f"{native.CONFIG_FILE}); its heads: {meta.get('heads')}")
+    meta = _finetuned_metadata(model_dir)
     task = tasks.get(meta["task"])
     settings = FinetuneSettings.from_dict(meta["settings"], f"{model_dir}: settings")
     tokenizer = load_tokenizer(model_dir, host=host)
@@ -40,6 +37,14 @@ def load_finetuned(model_dir, host=True):
     if not checkpoints.load_task_weights(model, checkpoint):
         raise ValueError(f"{model_dir}: holds no {model.head_kind} head for task {task.name!r}")
     return task, settings, model, tokenizer
+
+
+def _finetuned_metadata(model_dir):
+    meta = native.read_metadata(model_dir)
+    if "task" not in meta or "settings" not in meta:
+        raise ValueError(f"{model_dir}: not a fine-tuned model (no task in "
+                         f"{native.CONFIG_FILE}); its heads: {meta.get('heads')}")
+    return meta
 
 
 def _merged_lora_model(task, settings, meta, checkpoint):
@@ -92,6 +97,8 @@ def run_export(settings):
     settings.check_files()
     version, target = exporter.check_version(settings.export_dir, settings.version)
     model_dir = exporter.resolve_model_dir(settings.model_dir)
+    # The task's options checked now, from the folder's record alone.
+    tasks.get(_finetuned_metadata(model_dir)["task"]).export_options(settings.task_options)
     names = settings.format_names()
     calibrated = [entry.name for entry in formats.chosen(names) if entry.calibrated]
     data = export_data.TaskData(

@@ -28,6 +28,7 @@ INFO_FILE = os.path.join("assets.extra", "albert_tf_export.json")
 TFLITE_FILE = "model.tflite"
 
 _EXPORTS = {
+    "ExportSettings": "albert_tf.export.settings",
     "check_version": "albert_tf.export.exporter",
     "write_export": "albert_tf.export.exporter",
     "next_version": "albert_tf.export.exporter",

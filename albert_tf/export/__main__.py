@@ -70,10 +70,9 @@ def run_command(values, command="export"):
     `albert_tf.api.export` calls. Prints the evaluation (with --eval_data) and the
     version folder; returns `{"export_dir": ..., "evaluation": ... or None}`."""
     settings = settings_from(values, command)
-    settings.check_files()
     from tasks import finetuned
 
-    result = finetuned.run_export(settings)
+    result = finetuned.run_export(settings)  # its checks first, then the work
     if result["evaluation"]:
         print(_describe(result["evaluation"]))
     print(result["export_dir"])
