@@ -10,6 +10,7 @@ run before TensorFlow loads.
 
 import contextlib
 import dataclasses
+import difflib
 import importlib
 import os
 import sys
@@ -77,6 +78,36 @@ def given_run_settings(settings_class, option_classes, flag_values=flags.FLAGS):
     return given
 
 
+def flag_names(settings_class):
+    """The names of `settings_class`'s fields that commands make flags of."""
+    return tuple(f.name for f in dataclasses.fields(settings_class)
+                 if f.metadata.get("flag", True))
+
+
+def given_flags(names, flag_values=flags.FLAGS):
+    """`{name: value}` of the flags in `names` the user set on the command line: a
+    command's flags as the keyword arguments `albert_tf.api` takes."""
+    return {name: flag_values[name].value for name in names
+            if name in flag_values and flag_values[name].present}
+
+
+def check_flag_names(values, known, command):
+    """Raises ValueError naming a key of `values` that is not a flag of `command`
+    (`known`: its flag names), with the nearest flag."""
+    for name in sorted(set(values) - set(known)):
+        near = difflib.get_close_matches(name, known, n=1)
+        raise ValueError(f"{command} has no flag --{name}"
+                         + (f"; did you mean --{near[0]}?" if near else ""))
+
+
+def missing_required(values, required):
+    """Raises ValueError naming the `required` flags that `values` (name -> value)
+    lacks or leaves empty."""
+    missing = [f"--{name}" for name in required if not values.get(name)]
+    if missing:
+        raise ValueError(f"missing required flag(s): {', '.join(missing)}")
+
+
 def settings_from_flags(settings_class, flag_values=flags.FLAGS):
     """A `settings_class` from its flags' values (defaults included); a bad value
     raises `ValueError` naming the field."""
@@ -89,9 +120,7 @@ def check_arguments(argv, flag_values, required=()):
     `required` flags."""
     if len(argv) > 1:
         sys.exit(f"error: unexpected arguments {argv[1:]}")
-    missing = [f"--{name}" for name in required if flag_values[name].value in (None, "", [])]
-    if missing:
-        raise ValueError(f"missing required flag(s): {', '.join(missing)}")
+    missing_required({name: flag_values[name].value for name in required}, required)
 
 
 @contextlib.contextmanager
@@ -136,9 +165,13 @@ def native_noise_filtered():
             os.dup2(saved, 2)
             os.close(saved)
             captured.seek(0)
+            # (a notebook's stream takes text only)
+            write = getattr(sys.stderr, "buffer", None)
+            write = write.write if write is not None else \
+                (lambda line: sys.stderr.write(line.decode("utf-8", "replace")))
             for line in captured:
                 if not any(noise.encode() in line for noise in STARTUP_NOISE):
-                    sys.stderr.buffer.write(line)
+                    write(line)
             sys.stderr.flush()
 
 

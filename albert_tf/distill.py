@@ -55,16 +55,17 @@ def load_task(name):
     return tasks.get(name)
 
 
-def resolve_settings():
-    """`(task, settings)`: a new distillation run, or the resumption of a saved one."""
-    given = cli.given_settings(DistillSettings, FLAGS)
-    if settings_lib.has_progress(FLAGS.output_dir):
-        saved = settings_lib.load_saved(DistillSettings, FLAGS.output_dir)
+def resolve_settings(given):
+    """`(task, settings)`: a new distillation run, or the resumption of a saved one
+    (`given`: the settings given explicitly, the flags set)."""
+    output_dir = given["output_dir"]
+    if settings_lib.has_progress(output_dir):
+        saved = settings_lib.load_saved(DistillSettings, output_dir)
         if saved is not None:
             conflicts = settings_lib.resume_conflicts(saved, given)
             if conflicts:
                 raise ValueError(
-                    f"--output_dir={FLAGS.output_dir} holds a run with other settings ("
+                    f"--output_dir={output_dir} holds a run with other settings ("
                     + ", ".join(f"{k}: saved {a!r}, given {b!r}"
                                 for k, (a, b) in conflicts.items())
                     + "); pass only --output_dir to resume it, or use a new --output_dir")
@@ -108,28 +109,39 @@ def print_comparison(results):
                 f"{k} {student[k] / metrics[k]:.3f}" for k in shared))
 
 
+def run_command(values, command="distill"):
+    """The command, from its flags as given (`{name: value}`): what `main` runs and
+    `albert_tf.api.distill` calls. Prints the student's results beside the
+    teacher's; returns the results."""
+    cli.check_flag_names(values, cli.flag_names(DistillSettings), command)
+    cli.missing_required(values, ("output_dir",))
+    task, settings = resolve_settings(values)
+    from albert_tf.distillation.run import distill
+    from albert_tf.io_utils import read_json
+    from albert_tf.training import finetuning
+    from albert_tf.training.devices import is_chief
+    from tasks.finetuned import export_run, load_finetuned
+
+    if not set(values) & set(finetuning.RUN_CONTROL) \
+            and finetuning.report_complete(settings.output_dir):
+        return read_json(os.path.join(settings.output_dir, finetuning.RESULTS_FILE))
+
+    def load_teacher():
+        return load_finetuned(settings.teacher)[2]
+
+    results = distill(task, settings, load_teacher)
+    finetuning.print_results(results)
+    print_comparison(results)
+    if settings.export and is_chief(settings.strategy):
+        print(f"export: {export_run(settings.output_dir)}")
+    return results
+
+
 def main(argv):
     cli.quiet_tensorflow(FLAGS)
     with cli.user_errors():
         cli.check_arguments(argv, FLAGS, required=("output_dir",))
-        task, settings = resolve_settings()
-        from albert_tf.distillation.run import distill
-        from albert_tf.training import finetuning
-        from albert_tf.training.devices import is_chief
-        from tasks.finetuned import export_run, load_finetuned
-
-        if not set(cli.given_settings(DistillSettings, FLAGS)) & set(finetuning.RUN_CONTROL) \
-                and finetuning.report_complete(settings.output_dir):
-            return
-
-        def load_teacher():
-            return load_finetuned(settings.teacher)[2]
-
-        results = distill(task, settings, load_teacher)
-        finetuning.print_results(results)
-        print_comparison(results)
-        if settings.export and is_chief(settings.strategy):
-            print(f"export: {export_run(settings.output_dir)}")
+        run_command(cli.given_flags(cli.flag_names(DistillSettings), FLAGS))
 
 
 if __name__ == "__main__":

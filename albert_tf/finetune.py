@@ -28,7 +28,8 @@ FLAGS = flags.FLAGS
 cli.define_flags(FinetuneSettings, unset=settings_lib.RECIPE_FIELDS,
                  unset_help=" Default: the task's recipe.")
 cli.define_flags(repeats.RepeatSettings)
-flags.DEFINE_alias("spm_model", "vocab_file")
+if "spm_model" not in FLAGS:  # (pretrain's, where albert_tf.api imported both)
+    flags.DEFINE_alias("spm_model", "vocab_file")
 flags.DEFINE_string("config", None, "A JSON file of settings (between recipe and flags).")
 flags.DEFINE_boolean("demo", False, "Run offline on generated data with a small model.")
 OPTION_CLASSES = tasks.option_classes()
@@ -44,24 +45,59 @@ def load_task(name):
     return tasks.get(name)
 
 
-def explicit_settings():
-    """The settings the user set on the command line (task options under `task_options`)."""
-    return cli.given_run_settings(FinetuneSettings, OPTION_CLASSES, FLAGS)
+# The command's flags that are not settings of a run.
+CONTROL_FLAGS = ("config", "demo")
+ALIASES = {"spm_model": "vocab_file"}
 
 
-def resolve_settings(base=None, overrides=None):
+def flag_names():
+    """Every flag of the command (the keyword arguments of `albert_tf.api.finetune`)."""
+    names = [*cli.flag_names(FinetuneSettings), *cli.flag_names(repeats.RepeatSettings),
+             *CONTROL_FLAGS, *ALIASES]
+    for options in OPTION_CLASSES:
+        names.extend(cli.flag_names(options))
+    return tuple(dict.fromkeys(names))
+
+
+def split_flags(values, command="finetune"):
+    """The command's flags as given (`{name: value}`, only those given) ->
+    `(given, repeat, config, demo)`: the fine-tuning settings given (the task's
+    options under `task_options`), the `RepeatSettings`, `--config`, `--demo`.
+    An unknown flag or a bad repeat setting raises `ValueError` naming it."""
+    cli.check_flag_names(values, flag_names(), command)
+    values = dict(values)
+    for alias, name in ALIASES.items():
+        if alias in values:
+            if name in values:
+                raise ValueError(f"give --{name} or its alias --{alias}, not both")
+            values[name] = values.pop(alias)
+    given = {k: v for k, v in values.items() if k in cli.flag_names(FinetuneSettings)}
+    options = {k: v for k, v in values.items() if k not in given and k in
+               {name for options in OPTION_CLASSES for name in cli.flag_names(options)}}
+    if options:
+        given["task_options"] = options
+    cli.missing_required(given, ("output_dir",))
+    repeat = repeats.RepeatSettings.from_dict(
+        {k: v for k, v in values.items() if k in cli.flag_names(repeats.RepeatSettings)})
+    return given, repeat, values.get("config"), bool(values.get("demo", False))
+
+
+def resolve_settings(given, config=None, base=None, overrides=None):
     """Settings of this invocation: a new run, or the resumption of a saved one.
 
-    `base`: settings between the recipe and the flags (those of `--demo`);
-    `overrides`: settings set over the flags (a seed's or fold's folder, seed, files).
+    `given`: the settings given explicitly (the flags set; task options under
+    `task_options`); `config`: a JSON file of settings (between recipe and
+    `given`); `base`: settings between the recipe and the flags (those of
+    `--demo`); `overrides`: settings set over the flags (a seed's or fold's
+    folder, seed, files).
     """
-    given = explicit_settings()
+    given = dict(given)
     for name, value in (overrides or {}).items():
         if name == "task_options":
             given["task_options"] = {**given.get("task_options", {}), **value}
         else:
             given[name] = value
-    output_dir = given.get("output_dir", FLAGS.output_dir)
+    output_dir = given["output_dir"]
     # A run that stopped before its first checkpoint holds nothing: start it as now given.
     saved = (settings_lib.load_saved(FinetuneSettings, output_dir)
              if settings_lib.has_progress(output_dir) else None)
@@ -74,9 +110,9 @@ def resolve_settings(base=None, overrides=None):
                 + "); pass only --output_dir to resume it, or use a new --output_dir")
         return load_task(saved.task), saved.replace(
             **{k: v for k, v in given.items() if k in settings_lib.RESUMABLE})
-    if not FLAGS.task:
+    if not given.get("task"):
         raise ValueError(f"--task is required (known tasks: {', '.join(tasks.names())})")
-    task = tasks.declared(FLAGS.task)  # its recipe and options, its module not yet imported
+    task = tasks.declared(given["task"])  # its recipe and options, its module not yet imported
     merged = dict(base or {})
     for pair in settings_lib.ALTERNATIVES:  # --demo's train_steps yields to --num_epochs
         for one, other in (pair, pair[::-1]):
@@ -86,26 +122,26 @@ def resolve_settings(base=None, overrides=None):
     merged.update(given)
     if options:
         merged["task_options"] = options
-    settings = settings_lib.resolve(task, merged, FLAGS.config)
+    settings = settings_lib.resolve(task, merged, config)
     return load_task(task.name), settings
 
 
-def finished(settings):
-    """Whether the run in `--output_dir` is complete and nothing new was asked of it;
-    then says so and prints its results."""
+def finished(settings, given):
+    """Whether the run in `--output_dir` is complete and nothing new was asked of it
+    (`given`: the settings given); then says so and prints its results."""
     from albert_tf.training import finetuning
 
-    if set(explicit_settings()) & set(finetuning.RUN_CONTROL):
+    if set(given) & set(finetuning.RUN_CONTROL):
         return False
     return finetuning.report_complete(settings.output_dir)
 
 
-def run_once(task, settings):
+def run_once(task, settings, given):
     """Fine-tunes (unless the run is complete) and exports as asked; returns the results."""
     from albert_tf.training import finetuning
     from albert_tf.training.devices import is_chief
 
-    if finished(settings):
+    if finished(settings, given):
         return read_json(os.path.join(settings.output_dir, RESULTS_FILE))
     results = finetuning.run(task, settings)
     finetuning.print_results(results)
@@ -116,63 +152,76 @@ def run_once(task, settings):
     return results
 
 
-def run_seeds(repeat):
+def run_seeds(given, repeat, config):
     """`--seeds`: every seed's settings resolved (and checked) first, then run one by one."""
-    if FLAGS["seed"].present:
+    if "seed" in given:
         raise ValueError("give --seed (one run) or --seeds (one run per seed), not both")
-    runs = {seed: resolve_settings(overrides={
-        "seed": seed, "output_dir": os.path.join(FLAGS.output_dir, repeats.seed_folder(seed))})
+    root = given["output_dir"]
+    runs = {seed: resolve_settings(given, config, overrides={
+        "seed": seed, "output_dir": os.path.join(root, repeats.seed_folder(seed))})
         for seed in repeat.seed_list}
     task = next(iter(runs.values()))[0]
-    summary, paths = repeats.run_seeds(FLAGS.output_dir, repeat.seed_list,
-                                       lambda seed, path: run_once(*runs[seed]),
+    summary, paths = repeats.run_seeds(root, repeat.seed_list,
+                                       lambda seed, path: run_once(*runs[seed], given),
                                        task.eval_splits)
     print(repeats.markdown(summary, "seed"), end="")
     print(f"wrote {', '.join(paths)}")
+    return summary
 
 
-def run_kfold(repeat):
+def run_kfold(given, repeat, config):
     """`--kfold`: the folds written from --train_file, one run per fold, the summary and
     the out-of-fold predictions."""
-    task, settings = resolve_settings()
+    root = given["output_dir"]
+    task, settings = resolve_settings(given, config)
     task = task.bind(settings)
     folds = task.kfold_files(task.task_options, settings.data_dir, repeat.kfold,
-                             os.path.join(FLAGS.output_dir, repeats.KFOLD_DATA))
-    runs = [resolve_settings(overrides={
-        "output_dir": os.path.join(FLAGS.output_dir, repeats.fold_folder(fold.index)),
+                             os.path.join(root, repeats.KFOLD_DATA))
+    runs = [resolve_settings(given, config, overrides={
+        "output_dir": os.path.join(root, repeats.fold_folder(fold.index)),
         "do_eval": True, "do_predict": True, "data_dir": None,
         "task_options": {"train_file": fold.train, "eval_file": fold.dev,
                          "predict_file": fold.dev}}) for fold in folds]
-    summary, paths = repeats.run_folds(FLAGS.output_dir, folds,
-                                       lambda index, path: run_once(*runs[index - 1]),
+    summary, paths = repeats.run_folds(root, folds,
+                                       lambda index, path: run_once(*runs[index - 1], given),
                                        task.eval_splits, task.test_splits[0])
     print(repeats.markdown(summary, "fold"), end="")
     print(f"wrote {', '.join(paths)}")
+    return summary
+
+
+def run_command(values, command="finetune"):
+    """The command, from its flags as given (`{name: value}`): what `main` runs and
+    `albert_tf.api.finetune` calls. Prints what the command prints; returns the
+    results (a run's `eval_results.json`, or the summary of `--seeds`/`--kfold`)."""
+    from albert_tf import demo as demo_lib
+
+    given, repeat, config, demo = split_flags(values, command)
+    if repeat.seeds:
+        return run_seeds(given, repeat, config)
+    if repeat.kfold:
+        return run_kfold(given, repeat, config)
+    base = None
+    if demo:
+        given["task"] = given.get("task") or "squad"
+        base = demo_lib.prepare(given["task"], given["output_dir"])
+    task, settings = resolve_settings(given, config, base)
+    results = run_once(task, settings, given)
+    if demo:
+        from albert_tf.training.run_folder import MODEL_DIR
+        from tasks.finetuned import build_serving_module
+
+        module, _ = build_serving_module(os.path.join(settings.output_dir, MODEL_DIR))
+        demo_lib.finish(task, module)
+    return results
 
 
 def main(argv):
-    from albert_tf import demo
-
     cli.quiet_tensorflow(FLAGS)
     with cli.user_errors():
         cli.check_arguments(argv, FLAGS, required=("output_dir",))
-        repeat = cli.settings_from_flags(repeats.RepeatSettings, FLAGS)
-        if repeat.seeds:
-            return run_seeds(repeat)
-        if repeat.kfold:
-            return run_kfold(repeat)
-        base = None
-        if FLAGS.demo:
-            FLAGS.task = FLAGS.task or "squad"
-            base = demo.prepare(FLAGS.task, FLAGS.output_dir)
-        task, settings = resolve_settings(base)
-        run_once(task, settings)
-        if FLAGS.demo:
-            from albert_tf.training.run_folder import MODEL_DIR
-            from tasks.finetuned import build_serving_module
-
-            module, _ = build_serving_module(os.path.join(settings.output_dir, MODEL_DIR))
-            demo.finish(task, module)
+        # (an alias sets its flag too)
+        run_command(cli.given_flags([n for n in flag_names() if n not in ALIASES], FLAGS))
 
 
 if __name__ == "__main__":

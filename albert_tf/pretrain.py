@@ -21,23 +21,37 @@ from albert_tf.pretraining.train_settings import PretrainSettings  # noqa: E402
 
 FLAGS = flags.FLAGS
 cli.define_flags(PretrainSettings)
-flags.DEFINE_alias("spm_model", "vocab_file")
+if "spm_model" not in FLAGS:  # (finetune's, where albert_tf.api imported both)
+    flags.DEFINE_alias("spm_model", "vocab_file")
+
+
+ALIASES = {"spm_model": "vocab_file"}
+
+
+def run_command(values, command="pretrain"):
+    """The command, from its flags as given (`{name: value}`): what `main` runs and
+    `albert_tf.api.pretrain` calls. Prints the summary; returns the results."""
+    cli.check_flag_names(values, (*cli.flag_names(PretrainSettings), *ALIASES), command)
+    values = {ALIASES.get(k, k): v for k, v in values.items()}
+    cli.missing_required(values, ("input_files", "output_dir"))
+    settings = PretrainSettings.from_dict(values)
+    cli.load_tensorflow()  # after the checks
+    from albert_tf.pretraining.trainer import run_pretraining
+
+    results = run_pretraining(settings)
+    train = results["train"]
+    print(f"train: {train['step']} steps, {train.get('train_examples_per_second', 0):.1f} "
+          "sequences/s")
+    for name, value in results.get("eval", {}).items():
+        print(f"eval {name}: {value:.4f}" if isinstance(value, float) else f"eval {name}: {value}")
+    return results
 
 
 def main(argv):
     cli.quiet_tensorflow(FLAGS)
     with cli.user_errors():
         cli.check_arguments(argv, FLAGS, required=("input_files", "output_dir"))
-        settings = cli.settings_from_flags(PretrainSettings, FLAGS)
-        cli.load_tensorflow()  # after the checks
-        from albert_tf.pretraining.trainer import run_pretraining
-
-        results = run_pretraining(settings)
-    train = results["train"]
-    print(f"train: {train['step']} steps, {train.get('train_examples_per_second', 0):.1f} "
-          "sequences/s")
-    for name, value in results.get("eval", {}).items():
-        print(f"eval {name}: {value:.4f}" if isinstance(value, float) else f"eval {name}: {value}")
+        run_command(cli.given_flags(cli.flag_names(PretrainSettings), FLAGS))  # (an alias sets its flag)
 
 
 if __name__ == "__main__":

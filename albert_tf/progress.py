@@ -1,9 +1,11 @@
-"""`Progress`: a bar with rate and ETA on a terminal, a line now and then in a log.
+"""`Progress`: a bar with rate and ETA on a terminal or in a notebook, a line now and then in a log.
 
 For the steps of a command that take a while: training, evaluation, pretraining data,
-featurization. On a terminal it is a tqdm bar; when the stream is not a
-terminal (a batch job, a notebook's captured output) it prints one line every
-`interval` seconds and one at the end, so that logs stay readable. `Heartbeat`
+featurization. On a terminal it is a tqdm bar; in a Jupyter notebook (a
+command run through `albert_tf.api`) the notebook's own bar (`tqdm.auto`: a
+widget where ipywidgets is installed, else tqdm's text bar); when the stream is
+not a terminal (a batch job) it prints one line every `interval` seconds and
+one at the end, so that logs stay readable. `Heartbeat`
 is for work that cannot count its units (a task's featurization, tracing the
 first training step): a line every `interval` seconds while it runs.
 """
@@ -17,6 +19,26 @@ def _duration(seconds):
     seconds = int(round(seconds))
     hours, rest = divmod(seconds, 3600)
     return f"{hours}:{rest // 60:02d}:{rest % 60:02d}" if hours else f"{rest // 60}:{rest % 60:02d}"
+
+
+def in_notebook():
+    """Whether this process is a Jupyter kernel (IPython already imported by it)."""
+    ipython = sys.modules.get("IPython")
+    shell = ipython.get_ipython() if ipython is not None else None
+    return shell is not None and "IPKernelApp" in getattr(shell, "config", {})
+
+
+def notebook_bar(total, what, unit, initial=0):
+    """A `tqdm.auto` bar for a notebook (`in_notebook()`), or None elsewhere."""
+    if not in_notebook():
+        return None
+    import warnings
+
+    with warnings.catch_warnings():  # without ipywidgets: tqdm's text bar, said once here
+        warnings.simplefilter("ignore")
+        from tqdm.auto import tqdm
+
+    return tqdm(total=total, initial=initial, desc=what, unit=f" {unit}", leave=True)
 
 
 class Progress:
@@ -35,8 +57,8 @@ class Progress:
         self.interval, self.enabled = interval, enabled
         self.done = 0
         self.start = self._last = time.monotonic()
-        self._bar = None
-        if enabled and getattr(self.stream, "isatty", lambda: False)():
+        self._bar = notebook_bar(total, what, unit) if enabled else None
+        if enabled and self._bar is None and getattr(self.stream, "isatty", lambda: False)():
             from tqdm import tqdm
 
             self._bar = tqdm(total=total, desc=what, unit=f" {unit}", file=self.stream,

@@ -39,34 +39,46 @@ for _options in OPTION_CLASSES:
 NOT_SHARED = ("output_dir", "task", "seed")
 
 
-def shared_settings():
-    """The fine-tuning settings given on the command line, for every trial (a
+def flag_names():
+    """Every flag of the command (the keyword arguments of `albert_tf.api.search`)."""
+    names = [*cli.flag_names(SearchSettings), *cli.flag_names(FinetuneSettings)]
+    for options in OPTION_CLASSES:
+        names.extend(cli.flag_names(options))
+    return tuple(dict.fromkeys(names))
+
+
+def shared_settings(values):
+    """The fine-tuning settings given (`values`: the flags given), for every trial (a
     `--config` dict: task options under `task_options`)."""
-    given = cli.given_run_settings(FinetuneSettings, OPTION_CLASSES, FLAGS)
+    given = {k: v for k, v in values.items() if k in cli.flag_names(FinetuneSettings)}
+    options = {k: v for k, v in values.items() if k not in given and k in
+               {name for options in OPTION_CLASSES for name in cli.flag_names(options)}}
+    if options:
+        given["task_options"] = options
     return {k: v for k, v in given.items() if k not in NOT_SHARED}
 
 
-def check(task, base, parameters):
+def check(task, base, parameters, output_dir):
     """Resolves the settings at every bound of every parameter (before any work):
     a value a run would refuse is one line naming it. Returns the settings of the
     search's own flags."""
-    resolved = settings_lib.resolve(task, {**base, "output_dir": FLAGS.output_dir})
+    resolved = settings_lib.resolve(task, {**base, "output_dir": output_dir})
     for parameter in parameters:
         for value in parameter.extremes():
             try:
                 settings_lib.resolve(task, {**base, parameter.name: value,
-                                            "output_dir": FLAGS.output_dir})
+                                            "output_dir": output_dir})
             except ValueError as e:
                 raise ValueError(f"--space: {parameter.name}={value}: {e}") from None
     return resolved
 
 
-def trial_config(task, base):
+def trial_config(task, base, output_dir):
     """`(params, seed) -> the --config dict of one run`: the shared settings, the
     trial's and the seed, checked by resolving them as the run will."""
     def make_config(params, seed):
         config = {**base, **params, "seed": seed}
-        resolved = settings_lib.resolve(task, {**config, "output_dir": FLAGS.output_dir})
+        resolved = settings_lib.resolve(task, {**config, "output_dir": output_dir})
         if "train_steps" in config and "warmup_steps" not in config:
             # The run reads a --config before its recipe's warmup share is kept: say it.
             config["warmup_steps"] = resolved.warmup_steps
@@ -74,14 +86,14 @@ def trial_config(task, base):
     return make_config
 
 
-def check_saved(search, base):
+def check_saved(search, base, task_name, output_dir):
     """The search in --output_dir, if any, was started with these settings
     (`--trials` may change); saves them."""
     from albert_tf.io_utils import atomic_file, read_json
 
-    path = os.path.join(FLAGS.output_dir, SETTINGS_FILE)
+    path = os.path.join(output_dir, SETTINGS_FILE)
     now = {"search": {k: v for k, v in search.to_dict().items() if k != "trials"},
-           "task": FLAGS.task, "settings": base}
+           "task": task_name, "settings": base}
     if os.path.isfile(path):
         saved = read_json(path)
         flat = lambda values: {**values["search"], **values["settings"],  # noqa: E731
@@ -90,45 +102,50 @@ def check_saved(search, base):
         differ = [f"{k}: saved {old.get(k)!r}, given {new.get(k)!r}"
                   for k in sorted(set(old) | set(new)) if old.get(k) != new.get(k)]
         if differ:
-            raise ValueError(f"--output_dir={FLAGS.output_dir} holds a search with other "
+            raise ValueError(f"--output_dir={output_dir} holds a search with other "
                              f"settings ({'; '.join(differ)}); give the same flags to "
                              "continue it, or use a new --output_dir")
         return
-    os.makedirs(FLAGS.output_dir, exist_ok=True)
+    os.makedirs(output_dir, exist_ok=True)
     with atomic_file(path, encoding="utf-8") as f:
         json.dump(now, f, indent=2, sort_keys=True)
 
 
-def main(argv):
+def run_command(values, command="search"):
+    """The command, from its flags as given (`{name: value}`): what `main` runs and
+    `albert_tf.api.search` calls. Prints the trials' table and the best trial;
+    returns `{"trials": [a row per trial], "best": the best row or None,
+    "files": [what it wrote]}`."""
     from albert_tf.tuning import report, space, study
 
-    cli.quiet_tensorflow(FLAGS)
-    with cli.user_errors():
-        cli.check_arguments(argv, FLAGS, required=("task", "output_dir"))
-        extras.require("search", "albert-tf search")
-        search = cli.settings_from_flags(SearchSettings, FLAGS)
-        parameters = space.parse_space(search.space, FinetuneSettings)
-        base = shared_settings()
-        resolved = check(tasks.declared(FLAGS.task), base, parameters)
-        cli.load_tensorflow()  # the task's module imports it: without its start-up noise
-        task = tasks.get(FLAGS.task)
-        metric = search.metric or task.primary_metric_for(task.bind(resolved).task_options)
-        maximize = task.greater_is_better(metric)
-        trials = search.trials
-        if search.sampler == "grid":
-            trials = min(trials, math.prod(len(v) for v in space.grid(parameters).values()))
-        check_saved(search, base)
-        seed = FLAGS.seed
-        seeds = tuple(range(seed, seed + search.seeds_per_trial))
-        found = study.open_study(FLAGS.output_dir, "maximize" if maximize else "minimize",
-                                 search.sampler, parameters, seed, search.prune)
-        records = study.run_search(
-            FLAGS.output_dir, found, parameters, trials,
-            study.finetune_trials(task.name, trial_config(task, base), seeds, metric,
-                                  task.eval_splits[0]))
-        table = report.rows(records, parameters, metric, maximize, FLAGS.output_dir)
-        paths = report.write_table(table, parameters, metric, FLAGS.output_dir)
-        paths.append(report.write_plot(table, parameters, metric, FLAGS.output_dir))
+    cli.check_flag_names(values, flag_names(), command)
+    cli.missing_required(values, ("task", "output_dir"))
+    extras.require("search", "albert-tf search")
+    search = SearchSettings.from_dict(
+        {k: v for k, v in values.items() if k in cli.flag_names(SearchSettings)})
+    output_dir = values["output_dir"]
+    parameters = space.parse_space(search.space, FinetuneSettings)
+    base = shared_settings(values)
+    resolved = check(tasks.declared(values["task"]), base, parameters, output_dir)
+    cli.load_tensorflow()  # the task's module imports it: without its start-up noise
+    task = tasks.get(values["task"])
+    metric = search.metric or task.primary_metric_for(task.bind(resolved).task_options)
+    maximize = task.greater_is_better(metric)
+    trials = search.trials
+    if search.sampler == "grid":
+        trials = min(trials, math.prod(len(v) for v in space.grid(parameters).values()))
+    check_saved(search, base, task.name, output_dir)
+    seed = values.get("seed", FinetuneSettings.__dataclass_fields__["seed"].default)
+    seeds = tuple(range(seed, seed + search.seeds_per_trial))
+    found = study.open_study(output_dir, "maximize" if maximize else "minimize",
+                             search.sampler, parameters, seed, search.prune)
+    records = study.run_search(
+        output_dir, found, parameters, trials,
+        study.finetune_trials(task.name, trial_config(task, base, output_dir), seeds, metric,
+                              task.eval_splits[0]))
+    table = report.rows(records, parameters, metric, maximize, output_dir)
+    paths = report.write_table(table, parameters, metric, output_dir)
+    paths.append(report.write_plot(table, parameters, metric, output_dir))
     with open(paths[0], encoding="utf-8") as f:
         print(f.read(), end="")
     best = table[0] if table and table[0][metric] is not None else None
@@ -136,6 +153,14 @@ def main(argv):
         sd = "" if best[f"{metric}_sd"] is None else f" +- {best[f'{metric}_sd']:.4f}"
         print(f"best: trial {best['trial']} ({metric} {best[metric]:.4f}{sd}): {best['folder']}")
     print(f"wrote {', '.join(paths)}")
+    return {"trials": table, "best": best, "files": paths}
+
+
+def main(argv):
+    cli.quiet_tensorflow(FLAGS)
+    with cli.user_errors():
+        cli.check_arguments(argv, FLAGS, required=("task", "output_dir"))
+        run_command(cli.given_flags(flag_names(), FLAGS))
 
 
 if __name__ == "__main__":

@@ -15,7 +15,10 @@ from albert_tf.commands import COMMANDS
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 # The command-line programs: the only albert_tf modules that may import `tasks`.
-PROGRAMS = {module.replace(".", "/") + ".py" for module in COMMANDS.values()}
+# The command-line programs (and the predictor they share with albert_tf.api): the
+# only albert_tf modules that may import `tasks`.
+PROGRAMS = {module.replace(".", "/") + ".py" for module in COMMANDS.values()} | {
+    "albert_tf/predictor.py"}
 
 
 def _python_files(folder):

@@ -285,3 +285,20 @@ def test_distill_cli_end_to_end_and_its_errors(teacher, tmp_path):
     line = cli.one_line_error(cli.run("albert_tf.distill", *args[:2], "--temperature=0",
                                       f"--output_dir={tmp_path}/y"))
     assert line == "error: flags: temperature must be > 0, got 0.0"
+
+
+@pytest.mark.slow
+def test_the_distill_function_equals_the_command(teacher, tmp_path):
+    from albert_tf import api
+
+    _, teacher_dir, _ = teacher
+    values = {"teacher": os.path.dirname(teacher_dir), "student": cli.tiny_model(str(tmp_path)),
+              "train_steps": 4, "precision": "fp32", "log_every": 2}
+    result = cli.run("albert_tf.distill", f"--output_dir={tmp_path / 'shell'}",
+                     *[f"--{k}={v}" for k, v in values.items()])
+    assert result.returncode == 0, result.stderr[-3000:]
+    results = api.distill(output_dir=str(tmp_path / "python"), **values)
+    shell = json.loads((tmp_path / "shell" / "eval_results.json").read_text())
+    for key in ("dev", "teacher"):
+        assert results[key] == shell[key], key
+    assert results["train"]["step"] == shell["train"]["step"] == 4

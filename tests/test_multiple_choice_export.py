@@ -194,6 +194,20 @@ def test_predict_reads_choice_lists_from_exports_and_model_folders(tmp_path):
                                                                           "on Mondays")
     np.testing.assert_allclose([r["probabilities"] for r in lines[0]],
                                [r["probabilities"] for r in lines[1]], atol=1e-5)
+    # albert_tf.api.load: the export's answers; --row gives a list input as JSON.
+    from albert_tf import api
+
+    with open(os.path.join(OWN, "predict.jsonl"), encoding="utf-8") as f:
+        rows = [json.loads(line) for line in f]
+    assert api.load(tmp_path / "export").predict(rows) == lines[0]
+    row = {k: rows[0][k] for k in ("context", "question", "choices")}
+    result = cli.run("albert_tf.predict", f"--model={tmp_path / 'export'}",
+                     f"--row={json.dumps(row)}")
+    assert result.returncode == 0, result.stderr[-3000:]
+    alone = json.loads(result.stdout)  # (its probabilities padded to its own choices)
+    assert alone["choice"] == lines[0][0]["choice"]
+    np.testing.assert_allclose(alone["probabilities"],
+                               lines[0][0]["probabilities"][:len(row["choices"])], atol=1e-6)
     bad = tmp_path / "bad.jsonl"
     bad.write_text('{"context": "c", "question": "q", "choices": "a"}\n', encoding="utf-8")
     result = cli.run("albert_tf.predict", f"--model={tmp_path / 'export'}", f"--input={bad}")

@@ -25,9 +25,12 @@ def test_notebook_has_a_settings_cell_and_the_steps():
     source = "".join(settings[0]["source"])
     assert 'os.environ.get("ALBERT_TF_NOTEBOOK_TINY") == "1"' in source
     code = "\n".join("".join(c["source"]) for c in cells if c["cell_type"] == "code")
-    for step in ("albert_tf.finetune", "--precision=auto", "tasks.squad.evaluate", "albert_tf.export",
-                 "tf.saved_model.load", "albert_tf.predict", ":predict", "docker run"):
+    for step in ("api.finetune(**run", '"precision": "auto"', "tasks.squad.evaluate", "api.export(",
+                 "tf.saved_model.load", "api.load(EXPORT_DIR)", ":predict", "docker run"):
         assert step in code, step
+    # The commands run through albert_tf.api, not shelled out to.
+    for command in ("albert_tf.finetune", "albert_tf.export", "albert_tf.predict"):
+        assert command not in code, command
     assert all(not c.get("outputs") for c in cells if c["cell_type"] == "code")  # saved clean
 
 
@@ -47,7 +50,7 @@ def test_notebook_runs_end_to_end_in_tiny_mode(tmp_path, monkeypatch):
     text = "\n".join(output.get("text", "") for cell in notebook.cells
                      for output in cell.get("outputs", []) if output.get("name") == "stdout")
     assert '"exact"' in text and "answer: [" in text and "null_odds: [" in text, text[-3000:]
-    assert '"answer": ' in text  # the predict command's JSON line
+    assert '"answer": ' in text  # api.load(...).predict's answer, as the predict command prints it
     assert "curl -s -X POST http://localhost:8501/v1/models/albert_squad_v2:predict" in text
     assert os.path.isfile(tmp_path / "run" / "export" / "1" / "saved_model.pb")
     assert os.path.isfile(tmp_path / "run" / "export" / "1" / "model.tflite")

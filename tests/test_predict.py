@@ -63,7 +63,19 @@ def test_jsonl_file_in_batches_with_the_highest_version(tmp_path, tmp_path_facto
     assert result.stdout == ""
     # No CUDA probe or oneDNN notes on a CPU machine: nothing went wrong.
     assert not re.search(r"cuda|oneDNN", result.stderr, re.IGNORECASE), result.stderr
-    _check(_lines(out.read_text(encoding="utf-8")), version_dir, ROWS)
+    lines = _lines(out.read_text(encoding="utf-8"))
+    _check([dict(line) for line in lines], version_dir, ROWS)
+    # albert_tf.api.load: the same object, the same answers, for the export and the
+    # fine-tuned folder it was made from.
+    from albert_tf import api
+
+    assert api.load(root).predict(ROWS, batch_size=2) == lines
+    assert api.predict(str(root), [(r["question"], r["context"]) for r in ROWS]) == \
+        [{k: v for k, v in line.items() if k != "id"} for line in lines]
+    folder = api.load(helpers.exported(tmp_path_factory, "squad_v2")[1])
+    for got, line in zip(folder.predict(ROWS), lines):
+        assert got["answer"] == line["answer"] and got.get("id") == line.get("id")
+        np.testing.assert_allclose(got["null_odds"], line["null_odds"], rtol=1e-5, atol=1e-5)
 
 
 @pytest.mark.parametrize("name,content,error", [
@@ -95,7 +107,9 @@ def test_bad_flags_are_one_line_errors(tmp_path, tmp_path_factory):
             ([f"--model={version_dir}", "--text_a=x", "--input=f.tsv"], "error: give either"),
             ([f"--model={version_dir}", "--question=x"],
              "error: the model takes text, not --question"),
-            ([f"--model={version_dir}", "--batch_size=0"], "error: --batch_size must be")):
+            ([f"--model={version_dir}", "--batch_size=0"], "error: batch_size must be >= 1, got 0"),
+            ([f"--model={version_dir}", "--row=[1]"],
+             "error: --row: expected a JSON object naming the inputs (text), got list")):
         assert cli.one_line_error(_predict(*args)).startswith(error)
 
 
@@ -121,6 +135,14 @@ def test_flags_stdin_tsv_and_a_finetuned_folder(tmp_path, tmp_path_factory):
         result = _predict(f"--model={model}", f"--input={tsv}")
         assert result.returncode == 0, result.stderr[-3000:]
         _check(_lines(result.stdout), squad[0], [dict(r, id=str(r.get("id", ""))) for r in ROWS])
+    # albert_tf.api.load on the model folders: the commands' answers (classification,
+    # regression), as texts and as pairs.
+    from albert_tf import api
+
+    got = api.load(sst2[1]).predict(["A fine film."])
+    _check(got, sst2[0], [{"text": "A fine film."}])
+    got = api.load(stsb[1]).predict([(r["text_a"], r["text_b"]) for r in rows])
+    _check(got, stsb[0], [{k: v for k, v in r.items() if k != "id"} for r in rows])
 
 
 def _rows(text, name, columns=None, names=("text",)):
@@ -162,7 +184,7 @@ def test_native_start_up_notes_are_filtered_and_other_lines_kept(capfd):
 
 
 def test_token_classification_output_reads_as_words_and_entities():
-    from albert_tf.predict import _readable, tagged_words
+    from albert_tf.predictor import _readable, tagged_words
 
     text = "EU rejects German"
     tags = [b"B-ORG", b"", b"O", b"", b"B-MISC", b""]  # a word's tag on its first token

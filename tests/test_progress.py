@@ -39,3 +39,23 @@ def test_a_terminal_gets_a_bar():
     with Progress(4, "predict dev", "examples", stream=screen) as progress:
         progress.update(4)
     assert "predict dev" in screen.getvalue() and "4/4" in screen.getvalue()
+
+
+def test_a_notebook_gets_the_notebook_bar(monkeypatch):
+    import tqdm.auto
+
+    made = []
+
+    class Bar(tqdm.auto.tqdm):
+        def __init__(self, **kwargs):
+            made.append(kwargs)
+            super().__init__(file=io.StringIO(), **kwargs)
+
+    monkeypatch.setattr(tqdm.auto, "tqdm", Bar)
+    monkeypatch.setattr("albert_tf.progress.in_notebook", lambda: True)
+    log = io.StringIO()  # not a terminal: outside a notebook, lines
+    with Progress(3, "predict dev", "examples", stream=log) as progress:
+        progress.update(3)
+        assert progress._bar.n == 3
+    assert made == [{"total": 3, "initial": 0, "desc": "predict dev", "unit": " examples",
+                     "leave": True}]

@@ -35,25 +35,56 @@ for _options in OPTION_CLASSES:
                      unset_help=" Default: the task's own.")
 
 
+ALIASES = {"tflite_variants": "formats"}
+
+
+def flag_names():
+    """Every flag of the command (the keyword arguments of `albert_tf.api.export`)."""
+    names = [*cli.flag_names(ExportSettings), *ALIASES]
+    for options in OPTION_CLASSES:
+        names.extend(cli.flag_names(options))
+    return tuple(dict.fromkeys(names))
+
+
+def settings_from(values, command="export"):
+    """The `ExportSettings` of the command's flags as given (`{name: value}`; a list
+    of formats may be a Python list), the task options under `task_options`."""
+    cli.check_flag_names(values, flag_names(), command)
+    values = dict(values)
+    for alias, name in ALIASES.items():
+        if alias in values:
+            if name in values:
+                raise ValueError(f"give --{name} or its older spelling --{alias}, not both")
+            values[name] = values.pop(alias)
+    if isinstance(values.get("formats"), (list, tuple)):
+        values["formats"] = ",".join(values["formats"])
+    cli.missing_required(values, ("model_dir", "export_dir"))
+    own = cli.flag_names(ExportSettings)
+    options = {k: v for k, v in values.items() if k not in own}
+    return ExportSettings.from_dict({**{k: v for k, v in values.items() if k in own},
+                                     "task_options": options})
+
+
+def run_command(values, command="export"):
+    """The command, from its flags as given (`{name: value}`): what `main` runs and
+    `albert_tf.api.export` calls. Prints the evaluation (with --eval_data) and the
+    version folder; returns `{"export_dir": ..., "evaluation": ... or None}`."""
+    settings = settings_from(values, command)
+    from tasks import finetuned
+
+    result = finetuned.run_export(settings)  # its checks first, then the work
+    if result["evaluation"]:
+        print(_describe(result["evaluation"]))
+    print(result["export_dir"])
+    return result
+
+
 def main(argv):
     cli.quiet_tensorflow(FLAGS)  # (its INFO lines: signature renames, saver sharding, assets)
     with cli.user_errors():
         cli.check_arguments(argv, FLAGS, required=("model_dir", "export_dir"))
-        settings = settings_from_flags()
-        from tasks import finetuned
-
-        result = finetuned.run_export(settings)  # its checks first, then the work
-    if result["evaluation"]:
-        print(_describe(result["evaluation"]))
-    print(result["export_dir"])
-
-
-def settings_from_flags():
-    """The `ExportSettings` of the flags, the task options given under `task_options`."""
-    options = {}
-    for options_class in OPTION_CLASSES:
-        options.update(cli.given_settings(options_class, FLAGS))
-    return cli.settings_from_flags(ExportSettings, FLAGS).replace(task_options=options)
+        # (an alias sets its flag too)
+        run_command(cli.given_flags([n for n in flag_names() if n not in ALIASES], FLAGS))
 
 
 def _describe(evaluation):

@@ -12,7 +12,7 @@ import keras
 import tensorflow as tf
 
 from albert_tf.errors import RunStopped
-from albert_tf.progress import Heartbeat
+from albert_tf.progress import Heartbeat, notebook_bar
 
 
 class TrainingDiverged(RunStopped):
@@ -161,7 +161,7 @@ class ProgressLogger(keras.callbacks.Callback):
         self.interval, self.clock = interval, clock
         self._last_line = None  # when the last line was printed (or training began)
         self.writer = tf.summary.create_file_writer(summary_dir) if summary_dir else None
-        self.bar = None
+        self.bar = self.notebook_bar = None
         self.first = None  # (step, time) after the first step
         self.final_throughput = 0.0
         self.last_eval = {}  # the latest evaluation while training, shown on the line
@@ -170,7 +170,10 @@ class ProgressLogger(keras.callbacks.Callback):
 
     def on_train_begin(self, logs=None):
         self._last_line = self._began = self.clock()
-        if self.verbose and sys.stdout.isatty():
+        if self.verbose:  # in a notebook (albert_tf.api): its bar
+            self.notebook_bar = notebook_bar(self.total_steps, "train", "steps",
+                                             update_step(self.model))
+        if self.verbose and self.notebook_bar is None and sys.stdout.isatty():
             self.bar = keras.utils.Progbar(self.total_steps, stateful_metrics=[
                 "loss", "ex/s", "mlm_accuracy", "sop_accuracy"])
             self.bar.update(update_step(self.model))
@@ -198,7 +201,11 @@ class ProgressLogger(keras.callbacks.Callback):
             self._last_line = now
         values = {k: float(keras.ops.convert_to_numpy(v).ravel()[0])
                   for k, v in (logs or {}).items()}
-        if self.bar is not None:
+        if self.notebook_bar is not None:
+            self.notebook_bar.update(step - self.notebook_bar.n)
+            self.notebook_bar.set_postfix({**values, **self.last_eval,
+                                           "ex/s": self.throughput()}, refresh=False)
+        elif self.bar is not None:
             self.bar.stateful_metrics.update(self.last_eval)  # shown as is, not averaged
             self.bar.update(step, [*values.items(), *self.last_eval.items(),
                                    ("ex/s", self.throughput())])
@@ -234,6 +241,8 @@ class ProgressLogger(keras.callbacks.Callback):
     def on_train_end(self, logs=None):
         self.stop_heartbeat()
         self.final_throughput = self.throughput()
+        if self.notebook_bar is not None:
+            self.notebook_bar.close()
         if self.writer is not None:
             self.writer.flush()
 

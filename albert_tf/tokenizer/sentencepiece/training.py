@@ -2,6 +2,7 @@
 
 import contextlib
 import os
+import sys
 
 import sentencepiece as spm
 
@@ -72,7 +73,11 @@ def train_sentencepiece(input_files, vocab_size, output_prefix, lowercase=False,
     parent = os.path.dirname(os.path.abspath(output_prefix))
     os.makedirs(parent, exist_ok=True)
     with contextlib.ExitStack() as stack:
-        log = None if verbose else stack.enter_context(open(os.devnull, "w"))
+        # SentencePiece silences its log by redirecting the stderr stream's file
+        # descriptor, which a notebook's stream (albert_tf.api in Jupyter) does not
+        # have: there the log goes to the kernel's own stderr, out of sight.
+        log = None if verbose or not _has_descriptor(sys.stderr) else \
+            stack.enter_context(open(os.devnull, "w"))
         try:
             spm.SentencePieceTrainer.train(
                 sentence_iterator=_sentences(input_files, lowercase),
@@ -81,3 +86,11 @@ def train_sentencepiece(input_files, vocab_size, output_prefix, lowercase=False,
         except RuntimeError as e:
             raise ValueError(f"SentencePiece training failed: {str(e).strip()}") from None
     return output_prefix + ".model"
+
+
+def _has_descriptor(stream):
+    try:
+        stream.fileno()
+    except (AttributeError, OSError, ValueError):  # io.UnsupportedOperation is both
+        return False
+    return True
