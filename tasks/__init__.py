@@ -18,17 +18,19 @@ from tasks.base import load_recipe, load_scratch_recipe, task_options
 _LONG_INPUTS = "tasks.long_inputs:LongInputOptions"
 _SQUAD = "tasks.options:SquadOptions"
 _CHOICE = "tasks.options:ChoiceOptions"
-# name -> (the module that registers the task, its options class as "module:Class").
+# name -> (the module that registers the task, its options class as "module:Class"
+# [, its export options class]).
 DECLARED = {
     **{name: ("tasks.classification", _LONG_INPUTS)
        for name in ("cola", "sst2", "mrpc", "stsb", "qqp", "mnli", "qnli", "rte", "wnli")},
     "squad": ("tasks.squad.task", _SQUAD),
-    "squad_v2": ("tasks.squad.task", _SQUAD),
+    "squad_v2": ("tasks.squad.task", _SQUAD, "tasks.options:SquadExportOptions"),
     **{name: ("tasks.clue", _LONG_INPUTS)
        for name in ("afqmc", "tnews", "iflytek", "cmnli", "ocnli", "cluewsc2020", "csl")},
     "cmrc2018": ("tasks.cmrc2018", "tasks.options:Cmrc2018Options"),
     "text_classification": ("tasks.text_classification",
-                            "tasks.text_classification_data:TextOptions"),
+                            "tasks.text_classification_data:TextOptions",
+                            "tasks.text_classification_data:TextExportOptions"),
     "text_regression": ("tasks.text_classification",
                         "tasks.text_classification_data:TextOptions"),
     "multiple_choice": ("tasks.multiple_choice", "tasks.options:MultipleChoiceOptions"),
@@ -37,7 +39,7 @@ DECLARED = {
     "token_classification": ("tasks.token_classification", "tasks.options:TokenOptions"),
 }
 
-REGISTRY = Registry("task", declared={name: module for name, (module, _) in DECLARED.items()})
+REGISTRY = Registry("task", declared={name: entry[0] for name, entry in DECLARED.items()})
 register = REGISTRY.register
 get = REGISTRY.get
 names = REGISTRY.names
@@ -89,8 +91,8 @@ def option_classes():
     declared order, then those of tasks registered from elsewhere; without
     importing the built-in tasks' modules."""
     found = []
-    for _, options in DECLARED.values():
-        options_class = _import_class(options)
+    for entry in DECLARED.values():
+        options_class = _import_class(entry[1])
         if options_class not in found:
             found.append(options_class)
     for task in REGISTRY.registered().values():
@@ -100,10 +102,14 @@ def option_classes():
 
 
 def export_option_classes():
-    """The distinct export options classes of the tasks (the export command's flags;
-    its task modules are imported, as the export imports TensorFlow anyway)."""
+    """The distinct export options classes of the tasks (the export command's flags),
+    the declared ones first; without importing the built-in tasks' modules."""
     found = []
-    for task in REGISTRY.entries().values():
+    for entry in DECLARED.values():
+        options_class = _import_class(entry[2]) if len(entry) > 2 else None
+        if options_class is not None and options_class not in found:
+            found.append(options_class)
+    for task in REGISTRY.registered().values():
         options = task.export_options_class
         if options is not None and options not in found:
             found.append(options)

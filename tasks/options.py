@@ -1,6 +1,6 @@
 """The options classes of the tasks whose modules import TensorFlow (SQuAD, CMRC
-2018, multiple choice, token classification), here so that a command defines
-their flags and checks their values without importing it.
+2018, multiple choice, token classification; SQuAD v2.0's export options), here
+so that a command defines their flags and checks their values without importing it.
 
 The other tasks' options are in light modules of their own
 (`tasks.long_inputs.LongInputOptions`, `tasks.user_files.FileOptions`,
@@ -33,6 +33,15 @@ class SquadOptions(Settings):
                                rule=POSITIVE)
     end_n_top: int = setting(5, "squad_v2 beam head: ends per start in the beam.",
                              rule=POSITIVE)
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class SquadExportOptions(Settings):
+    """What a SQuAD v2.0 export takes (the export command's flags)."""
+
+    null_threshold: float | None = setting(
+        None, "SQuAD v2.0: answer \"\" above these null odds (default: the run's held-out "
+        "threshold from eval_results.json, else 0).")
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)

@@ -27,7 +27,7 @@ def test_every_glue_task_is_registered_with_its_recipe():
 def test_every_declared_task_is_the_one_its_module_registers():
     # (the names, options and recipes the commands read without importing the modules)
     declared = {name: tasks.Declaration(name, options)
-                for name, (_, options) in tasks.DECLARED.items()}
+                for name, (_, options, *_) in tasks.DECLARED.items()}
     registered = tasks.REGISTRY.entries()  # every declared module imported
     assert sorted(registered) == sorted(tasks.DECLARED) == tasks.names()
     for name, declaration in declared.items():

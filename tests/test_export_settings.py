@@ -15,7 +15,7 @@ from albert_tf.export.settings import ExportSettings
 from albert_tf.settings import POSITIVE_REAL, Settings, setting
 from tasks import finetuned
 from tasks.classification import GlueTask
-from tasks.squad.task import SquadExportOptions
+from tasks.options import SquadExportOptions
 from tasks.text_classification_data import TextExportOptions
 
 

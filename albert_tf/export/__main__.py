@@ -23,8 +23,7 @@ from absl import app, flags  # noqa: E402
 from albert_tf import cli  # noqa: E402
 from albert_tf.export.settings import ExportSettings  # noqa: E402
 
-cli.load_tensorflow()  # the task registry imports it: without its start-up noise
-import tasks  # noqa: E402 - the registry: each task's export options become flags
+import tasks  # noqa: E402 - the registry: each task's export options become flags (no TensorFlow)
 
 FLAGS = flags.FLAGS
 cli.define_flags(ExportSettings)
@@ -70,6 +69,7 @@ def run_command(values, command="export"):
     `albert_tf.api.export` calls. Prints the evaluation (with --eval_data) and the
     version folder; returns `{"export_dir": ..., "evaluation": ... or None}`."""
     settings = settings_from(values, command)
+    cli.load_tensorflow()  # the task's module imports it: without its start-up noise
     from tasks import finetuned
 
     result = finetuned.run_export(settings)  # its checks first, then the work

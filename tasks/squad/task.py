@@ -20,8 +20,7 @@ from albert_tf.training.run_folder import RESULTS_FILE
 from tasks import register
 from tasks.squad import evaluate as squad_eval
 from tasks.base import Task
-from albert_tf.settings import Settings, setting
-from tasks.options import SquadOptions
+from tasks.options import SquadExportOptions, SquadOptions
 from tasks.squad.data import featurize, read_squad
 from tasks.squad.postprocess import (apply_threshold, best_null_threshold, decode_spans,
                                      write_prediction_files)
@@ -30,15 +29,6 @@ MODEL_INPUTS = ("token_ids", "segment_ids", "p_mask")
 
 
 HELDOUT_SOURCE = "held-out training questions"
-
-
-@dataclasses.dataclass(frozen=True, kw_only=True)
-class SquadExportOptions(Settings):
-    """What a SQuAD v2.0 export takes (the export command's flags)."""
-
-    null_threshold: float | None = setting(
-        None, "SQuAD v2.0: answer \"\" above these null odds (default: the run's held-out "
-        "threshold from eval_results.json, else 0).")
 
 
 # v2.0: the share of training questions kept out of training to choose the
