@@ -147,7 +147,9 @@ STARTUP_NOISE = ("All log messages before absl::InitializeLog()", "cudart_stub.c
                  "cuda_platform.cc", "cpu_feature_guard.cc",
                  "This TensorFlow binary is optimized", "To enable the following instructions",
                  "Unable to register cu", "computation placer already registered",
-                 "oneDNN custom operations are on", "oneDNN supports DT_INT32 only")
+                 "oneDNN custom operations are on",
+                 # "oneDNN supports DT_INT32 (DT_INT64, ...) only on platforms with AVX-512":
+                 "only on platforms with AVX-512. Falling back to the default Eigen")
 
 
 @contextlib.contextmanager

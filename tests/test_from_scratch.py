@@ -106,3 +106,22 @@ def test_the_first_step_and_a_featurization_show_they_are_alive(capsys):
     assert said and said[0] == "featurize train: 798 examples, 0:00 so far"
     time.sleep(0.1)
     assert capsys.readouterr().err == ""
+
+
+def test_the_first_steps_native_notes_are_filtered_not_its_errors(capfd):
+    import os
+
+    logger = ProgressLogger(2, 32, None, every=50, verbose=False)
+    iterations = types.SimpleNamespace(value=0, numpy=lambda: iterations.value)
+    logger.set_model(types.SimpleNamespace(optimizer=types.SimpleNamespace(
+        iterations=iterations)))
+    logger.on_train_begin()
+    os.write(2, b"E0000 00:00:1796177708.583865   17017 util.cc:131] oneDNN supports DT_INT64 "
+                b"only on platforms with AVX-512. Falling back to the default Eigen-based "
+                b"implementation if present.\n")
+    os.write(2, b"E0000 00:00:1796177708.6   17017 op_kernel.cc:1] a real failure\n")
+    iterations.value = 1
+    logger.on_train_batch_end(0, {"loss": 0.5})
+    os.write(2, b"after the first step\n")
+    err = capfd.readouterr().err
+    assert "a real failure" in err and "after the first step" in err and "DT_INT64" not in err

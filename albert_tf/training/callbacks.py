@@ -1,5 +1,6 @@
 """Callbacks of a training run: progress, summaries, checkpoints, divergence."""
 
+import contextlib
 import errno
 import logging
 import math
@@ -11,6 +12,7 @@ import time
 import keras
 import tensorflow as tf
 
+from albert_tf.cli import native_noise_filtered
 from albert_tf.errors import RunStopped
 from albert_tf.progress import Heartbeat, notebook_bar
 
@@ -166,6 +168,7 @@ class ProgressLogger(keras.callbacks.Callback):
         self.final_throughput = 0.0
         self.last_eval = {}  # the latest evaluation while training, shown on the line
         self._first_step = None  # a `Heartbeat` until the first step ends
+        self._first_run = None  # the native-note filter until then
         self._began = None
 
     def on_train_begin(self, logs=None):
@@ -183,6 +186,10 @@ class ProgressLogger(keras.callbacks.Callback):
             f"step {update_step(self.model)}/{self.total_steps}",
             "building and tracing the training step", stream=sys.stdout,
             interval=self.interval, enabled=self.verbose and self.bar is None).start()
+        # Its kernels' first run prints native notes (oneDNN's "supports DT_INT64 only on
+        # platforms with AVX-512"): filtered as at start-up, anything else passed on.
+        self._first_run = contextlib.ExitStack()
+        self._first_run.enter_context(native_noise_filtered())
 
     def throughput(self):
         if self.first is None:
@@ -234,9 +241,13 @@ class ProgressLogger(keras.callbacks.Callback):
                 f"ETA {int(eta) // 60}:{int(eta) % 60:02d}")
 
     def stop_heartbeat(self):
-        """Ends the first step's heartbeat (also when training stopped before it)."""
+        """Ends the first step's heartbeat and native-note filter (also when training
+        stopped before it)."""
         if self._first_step is not None:
             self._first_step.stop()
+        if self._first_run is not None:
+            self._first_run.close()
+            self._first_run = None
 
     def on_train_end(self, logs=None):
         self.stop_heartbeat()
