@@ -2,8 +2,9 @@
 regression tasks (GLUE, CLUE, `text_classification`, `text_regression`).
 
 - `--long_inputs=truncate` (the default): the reference packing
-  (`encode_pairs`, google-research/albert's `_truncate_seq_pair`); the run
-  says how many texts of each split were cut.
+  (`encode_pairs`, google-research/albert's `_truncate_seq_pair`), by the
+  `SegmentPacker` layer of the exported graph mapped over the split
+  (`albert_tf.data.mapped`); the run says how many texts of each split were cut.
 - `--long_inputs=window`: every text is scored in overlapping windows
   (`albert_tf.tokenizer.windows.WindowPacker`, `--window_stride`), the same
   layer over numpy here and inside the exported SavedModel. Training takes
@@ -57,34 +58,37 @@ def _ids(examples, tokenizer):
     return ids_a, [next(ids_b) if e.text_b is not None else None for e in examples]
 
 
-def _encode_truncated(examples, tokenizer, max_seq_length, ids=None):
-    from albert_tf.tokenizer import pack_host  # (its module imports TensorFlow)
+def _ragged_pair(ids_a, ids_b):
+    """The split's ids as ragged tensors `(a, b or None)`; a pair task needs both texts."""
+    from albert_tf.data.mapped import ragged_rows
 
-    ids_a, ids_b = ids or _ids(examples, tokenizer)
-    rows = [pack_host(a, b, max_seq_length, tokenizer.cls_id, tokenizer.sep_id,
-                      tokenizer.pad_id) for a, b in zip(ids_a, ids_b)]
-    arrays = {name: np.stack([r[name] for r in rows]) for name in ("token_ids", "segment_ids")}
-    lengths = np.array([r["padding_mask"].sum() for r in rows], np.int32)
+    pair = any(b is not None for b in ids_b)
+    if pair and any(b is None for b in ids_b):
+        raise ValueError("every example of a pair task needs both texts (text_b is missing)")
+    return ragged_rows(ids_a), ragged_rows(ids_b) if pair else None
+
+
+def _encode_truncated(examples, tokenizer, max_seq_length, ids=None):
+    from albert_tf.data.mapped import map_rows
+    from albert_tf.tokenizer import SegmentPacker
+
+    a, b = _ragged_pair(*(ids or _ids(examples, tokenizer)))
+    packer = SegmentPacker(max_seq_length, tokenizer.cls_id, tokenizer.sep_id, tokenizer.pad_id)
+    arrays = map_rows(packer, (a,) if b is None else (a, b),
+                      ("token_ids", "segment_ids", "padding_mask"))
+    lengths = arrays.pop("padding_mask").sum(axis=1, dtype=np.int32)
     return arrays, lengths, None
 
 
 def _encode_windows(examples, tokenizer, max_seq_length, stride, ids):
-    import tensorflow as tf
-
     from albert_tf.tokenizer import WindowPacker
 
-    ids_a, ids_b = ids
     packer = WindowPacker(max_seq_length, stride, tokenizer.cls_id, tokenizer.sep_id,
                           tokenizer.pad_id)
-    def ragged(rows):
-        lengths = np.array([len(r) for r in rows], np.int64)
-        flat = np.fromiter((i for r in rows for i in r), np.int32, int(lengths.sum()))
-        return tf.RaggedTensor.from_row_lengths(flat, lengths)
-
-    pair = any(b is not None for b in ids_b)
-    if pair and any(b is None for b in ids_b):
-        raise ValueError("--long_inputs=window: every example of a pair task needs both texts")
-    windows = packer(ragged(ids_a), ragged(ids_b) if pair else None)
+    try:
+        windows = packer(*_ragged_pair(*ids))
+    except ValueError as e:
+        raise ValueError(f"--long_inputs=window: {e}") from None
     arrays = {name: windows[name].numpy() for name in ("token_ids", "segment_ids")}
     lengths = windows["padding_mask"].numpy().sum(axis=1).astype(np.int32)
     return arrays, lengths, windows["text"].numpy()

@@ -4,7 +4,8 @@ Every word's tag goes on its first token; the other tokens, [CLS], [SEP] and
 padding get `IGNORED` (-100), which the loss skips. Texts longer than
 `max_seq_length - 2` tokens are cut into consecutive windows of that many
 tokens (`[CLS] window [SEP]` each), and predictions are put back in order:
-the serving graph (`albert_tf.export.token_classification`) windows the same way.
+the serving graph (`albert_tf.export.token_classification`) runs the same windows
+(`albert_tf.tokenizer.windows.consecutive_windows`).
 
 Words: a CoNLL sentence's tokens; for JSON lines, the words of the serving
 rule (`word_starts`) on the tokenizer's tokens, each entity covering the
@@ -103,46 +104,38 @@ def featurize(examples, tokenizer, max_seq_length, tags, labelled):
     `labelled`); host arrays word_index (each position's word, -1 if none) and
     source (each window's example).
     """
+    from albert_tf.data.mapped import ragged_rows
+    from albert_tf.tokenizer.windows import consecutive_windows
+
     scheme = "bioes" if any(t[0] in "ES" for t in tags) else "iob2"
     tag_id = {t: i for i, t in enumerate(tags)}
-    window = max_seq_length - 2
-    rows = {"token_ids": [], "label": [], "word_index": []}
-    sources, lengths, misaligned, first_bad = [], [], 0, None
-    for index, example in enumerate(examples):
+    ids, words, labels, misaligned, first_bad = [], [], [], 0, None
+    for example in examples:
         encoded = encode(example, tokenizer, scheme)
         misaligned += encoded.misaligned
         if encoded.misaligned and first_bad is None:
             first_bad = example.where
-        for begin in range(0, max(len(encoded.ids), 1), window):
-            piece = slice(begin, begin + window)
-            words = encoded.token_word[piece]
-            labels = [IGNORED if w < 0 or not labelled else tag_id[encoded.tags[w]]
-                      for w in words]
-            rows["token_ids"].append([tokenizer.cls_id, *encoded.ids[piece], tokenizer.sep_id])
-            rows["label"].append([IGNORED, *labels, IGNORED])
-            rows["word_index"].append([-1, *words, -1])
-            sources.append(index)
-            lengths.append(len(words) + 2)
+        ids.append(encoded.ids)
+        words.append(encoded.token_word)
+        labels.append([IGNORED if w < 0 or not labelled else tag_id[encoded.tags[w]]
+                       for w in encoded.token_word])
     if misaligned:
         logging.warning("%d entities do not begin and end at word boundaries (the first at "
                         "%s): they are tagged on the words that start inside them",
                         misaligned, first_bad)
-    pads = {"token_ids": tokenizer.pad_id, "label": IGNORED, "word_index": -1}
-    arrays = {name: _padded(values, max_seq_length, pads[name]) for name, values in rows.items()}
+    # The serving graph's windows (albert_tf.export.token_classification).
+    windows = consecutive_windows(ragged_rows(ids), max_seq_length, tokenizer.cls_id,
+                                  tokenizer.sep_id, tokenizer.pad_id,
+                                  [(ragged_rows(labels), IGNORED), (ragged_rows(words), -1)])
+    label, word_index = (v.numpy() for v in windows["values"])
+    arrays = {"token_ids": windows["token_ids"].numpy(), "word_index": word_index,
+              "source": windows["text"].numpy()}
     arrays["segment_ids"] = np.zeros_like(arrays["token_ids"])
-    arrays["source"] = np.array(sources, np.int32)
-    if not labelled:
-        del arrays["label"]
-    return Features(arrays, np.array(lengths, np.int32),
+    if labelled:
+        arrays["label"] = label
+    return Features(arrays, windows["tokens"].numpy() + 2,
                     label_keys=("label",) if labelled else (),
                     host_keys=("word_index", "source"))
-
-
-def _padded(rows, length, fill):
-    out = np.full((len(rows), length), fill, np.int32)
-    for i, row in enumerate(rows):
-        out[i, :len(row)] = row
-    return out
 
 
 def word_tags(features, tag_ids, num_words, tags):

@@ -18,10 +18,11 @@ import tensorflow as tf
 import cli_helpers as cli
 import tasks
 from albert_tf.data import Features
+from albert_tf.data.mapped import map_rows, ragged_rows
 from albert_tf.export.base import ServingModule, padded_length
 from albert_tf.export.exporter import INFO_FILE
 from albert_tf.models import AlbertClassifier
-from albert_tf.tokenizer import SegmentPacker, pack_host
+from albert_tf.tokenizer import SegmentPacker
 from albert_tf.training.finetuning import run
 from albert_tf.training.settings import FinetuneSettings
 from tasks.base import Recipe, Task
@@ -63,12 +64,13 @@ class QuestionTask(Task):
             return [json.loads(line) for line in f]
 
     def featurize(self, examples, tokenizer, settings, split):
-        rows = [pack_host(tokenizer.encode(e["sentence"]), None, settings.max_seq_length,
-                          tokenizer.cls_id, tokenizer.sep_id, tokenizer.pad_id)
-                for e in examples]
-        arrays = {k: np.stack([r[k] for r in rows]) for k in ("token_ids", "segment_ids")}
+        # The serving module's packer, mapped over the split's ids.
+        packer = SegmentPacker(settings.max_seq_length, tokenizer.cls_id, tokenizer.sep_id,
+                               tokenizer.pad_id)
+        ids = ragged_rows(tokenizer.encode_batch([e["sentence"] for e in examples]))
+        arrays = map_rows(packer, (ids,), ("token_ids", "segment_ids", "padding_mask"))
+        lengths = arrays.pop("padding_mask").sum(axis=1, dtype=np.int32)
         arrays["label"] = np.array([int(e["question"]) for e in examples], np.int32)
-        lengths = np.array([r["padding_mask"].sum() for r in rows], np.int32)
         return Features(arrays, lengths, label_keys=("label",))
 
     def build_model(self, backbone, settings, head=None):

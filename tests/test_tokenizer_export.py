@@ -10,8 +10,9 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from albert_tf.tokenizer import AlbertTokenizer, HostTokenizer, SegmentPacker, pack_host
+from albert_tf.tokenizer import AlbertTokenizer, HostTokenizer, SegmentPacker
 from conftest import FIXTURES
+from packing_reference import pack_host
 
 MODEL = os.path.join(FIXTURES, "spm", "albert_30k_clean.model")
 SEQ = 19

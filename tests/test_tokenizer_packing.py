@@ -1,4 +1,4 @@
-"""SegmentPacker (in-graph) and pack_host: reference truncation, identical outputs."""
+"""SegmentPacker against the reference truncation and the host reference `pack_host`."""
 
 import random
 
@@ -6,7 +6,8 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from albert_tf.tokenizer import SegmentPacker, pack_host, truncated_lengths
+from albert_tf.tokenizer import SegmentPacker
+from packing_reference import pack_host, truncated_lengths
 
 CLS, SEP, PAD = 101, 102, 7  # all different from each other and from the ids used
 

@@ -15,10 +15,10 @@ import tensorflow as tf
 from albert_tf import load_tokenizer
 from albert_tf.backbone import AlbertBackbone
 from albert_tf.checkpoints import native, save_pretrained
-from albert_tf.tokenizer import (HostWordPieceTokenizer, SegmentPacker, WordPieceTokenizer,
-                                 pack_host)
+from albert_tf.tokenizer import HostWordPieceTokenizer, SegmentPacker, WordPieceTokenizer
 from albert_tf.tokenizer.wordpiece.vocab import parse_tokens
 from conftest import FIXTURES, REFERENCE_MODELS
+from packing_reference import pack_host
 from helpers import tiny_config
 
 VOCAB = os.path.join(FIXTURES, "wordpiece", "vocab.txt")

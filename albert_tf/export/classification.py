@@ -1,9 +1,9 @@
 """Serving a sentence (pair) classifier or regressor from raw text.
 
 `serving_default` takes `text` (one-sentence tasks) or `text_a`, `text_b`
-(pair tasks), string `(batch_size,)`, and packs `[CLS] a [SEP] (b [SEP])` as
-`tasks.classification.encode_pairs` does (same truncation, tested), cut to the
-batch's longest example; or, exported from a `--long_inputs=window` run
+(pair tasks), string `(batch_size,)`, and packs `[CLS] a [SEP] (b [SEP])` with
+the `SegmentPacker` that featurized its training data (`tasks.long_inputs`),
+cut to the batch's longest example; or, exported from a `--long_inputs=window` run
 (`window_stride` given), packs every text into overlapping windows with the
 `WindowPacker` that featurized its training data, runs the model on all
 windows of the batch and averages each text's windows' logits before the

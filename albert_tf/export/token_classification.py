@@ -11,8 +11,9 @@ the boundary is a CJK ideograph or punctuation; tokens that share characters
 this gives BERT's words (whitespace, punctuation and CJK characters apart).
 
 Windows. A text of more than `max_seq_length - 2` tokens is cut into
-consecutive windows of that many tokens, each `[CLS] window [SEP]`; the
-tags of all windows are put back in order (as the task featurizes it).
+consecutive windows of that many tokens, each `[CLS] window [SEP]`
+(`albert_tf.tokenizer.windows.consecutive_windows`, which featurizes the
+task's training data too); the tags of all windows are put back in order.
 
 `serving_default` takes `text` string `(batch_size,)` and returns, padded
 per batch (use the counts):
@@ -37,6 +38,7 @@ import unicodedata
 import tensorflow as tf
 
 from albert_tf.export.base import ServingModule, padded_length
+from albert_tf.tokenizer.windows import consecutive_windows
 
 # BERT's CJK ideograph blocks (`tokenization._is_chinese_char`).
 CJK_RANGES = ((0x4E00, 0x9FFF), (0x3400, 0x4DBF), (0x20000, 0x2A6DF), (0x2A700, 0x2B73F),
@@ -145,24 +147,12 @@ class TokenClassifierServing(ServingModule):
     def _windows(self, ids, first):
         """Packed windows of ragged `ids`: model inputs, word mask, and each
         token's (row, column)."""
-        window = self.max_seq_length - 2
-        n = tf.cast(ids.row_lengths(), tf.int32)
-        count = tf.maximum(1, (n + window - 1) // window)  # windows per text
-        base = tf.cumsum(count, exclusive=True)
-        example = tf.repeat(tf.range(tf.shape(n)[0]), count)  # (rows,)
-        index = tf.range(tf.shape(example)[0]) - tf.gather(base, example)
-        row_length = tf.clip_by_value(tf.gather(n, example) - index * window, 0, window)
-        owner = tf.cast(ids.value_rowids(), tf.int32)
-        position = tf.range(tf.shape(owner)[0]) - tf.gather(tf.cast(ids.row_starts(),
-                                                                    tf.int32), owner)
-        where = tf.stack([tf.gather(base, owner) + position // window,
-                          position % window + 1], 1)  # (tokens, 2)
-        columns = tf.range(window + 2)[None, :]
-        tokens = tf.fill([tf.shape(example)[0], window + 2], self.tokenizer.pad_id)
-        tokens = tf.where(columns == 0, self.tokenizer.cls_id, tokens)
-        tokens = tf.where(columns == row_length[:, None] + 1, self.tokenizer.sep_id, tokens)
-        tokens = tf.tensor_scatter_nd_update(tokens, where, ids.flat_values)
-        word_mask = tf.scatter_nd(where, first.flat_values, tf.shape(tokens))
+        windows = consecutive_windows(ids, self.max_seq_length, self.tokenizer.cls_id,
+                                      self.tokenizer.sep_id, self.tokenizer.pad_id,
+                                      [(first, False)])
+        tokens, row_length, where = windows["token_ids"], windows["tokens"], windows["where"]
+        word_mask = windows["values"][0]
+        columns = tf.range(self.max_seq_length)[None, :]
         length = padded_length(row_length + 2, self.max_seq_length)
         inputs = {"token_ids": tokens[:, :length],
                   "segment_ids": tf.zeros_like(tokens[:, :length]),

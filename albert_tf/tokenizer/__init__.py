@@ -10,7 +10,7 @@ Both reproduce google-research/albert `tokenization.py` exactly (tested
 against reference ids): `preprocess_text` (collapse whitespace, `` and '' to
 ", NFKD, drop combining characters, lowercase for uncased models), then
 SentencePiece, then the digit-comma rule ("▁1990," -> "▁1990" ","). Then
-`SegmentPacker` / `pack_host` build `[CLS] a [SEP] b [SEP]` model inputs.
+`SegmentPacker` builds `[CLS] a [SEP] b [SEP]` model inputs.
 
 Offsets (`tokenize_with_offsets`, `encode_with_offsets`) are Unicode code
 point indices into the ORIGINAL text, `text[start:end]` being what the token
@@ -65,10 +65,8 @@ _EXPORTS = {
     "save_vocabulary": "albert_tf.tokenizer.base",
     "HostTokenizer": "albert_tf.tokenizer.sentencepiece.host",
     "SegmentPacker": "albert_tf.tokenizer.packing",
-    "pack_host": "albert_tf.tokenizer.packing",
     "WindowPacker": "albert_tf.tokenizer.windows",
     "window_mean": "albert_tf.tokenizer.windows",
-    "truncated_lengths": "albert_tf.tokenizer.packing",
     "preprocess_text": "albert_tf.tokenizer.normalization",
     "train_sentencepiece": "albert_tf.tokenizer.sentencepiece.training",
     "SpmVocab": "albert_tf.tokenizer.sentencepiece.vocab",

@@ -257,16 +257,42 @@ def _edge_classes(text, out, mapping, spaces, i):
 
 def _apply_final_sigma(text, out, mapping, spaces):
     """Python's `str.lower` Final_Sigma rule, evaluated across emissions."""
+    def left(j):
+        return _edge_classes(text, out, mapping, spaces, j)[0]
+
+    def right(j):
+        return _edge_classes(text, out, mapping, spaces, j)[1]
+
     for i, c in enumerate(text):
-        if c not in mapping or not mapping[c][3]:
-            continue
-        j = i - 1
-        while j >= 0 and _edge_classes(text, out, mapping, spaces, j)[1] == TRANSPARENT:
-            j -= 1
-        k = i + 1
-        while k < len(text) and _edge_classes(text, out, mapping, spaces, k)[0] == TRANSPARENT:
-            k += 1
-        before = j >= 0 and _edge_classes(text, out, mapping, spaces, j)[1] == CASED
-        after = k < len(text) and _edge_classes(text, out, mapping, spaces, k)[0] == CASED
-        if before and not after:
+        if c in mapping and mapping[c][3] and final_sigma(i, len(text), left, right):
             out[i] = FINAL_SIGMA
+
+
+def final_sigma(i, n, left, right):
+    """Whether the capital sigma at position `i` of `n` becomes final sigma under
+    Python's `str.lower` (Unicode 3.13, Final_Sigma): a cased character before
+    it and none after, skipping case-ignorable ones. `left(j)`, `right(j)`: the
+    case classes (`CASED`, `TRANSPARENT` for case-ignorable, `OTHER`) of the
+    first and last character position `j` contributes. The graph form is
+    `graph_text.final_sigma`."""
+    j = i - 1
+    while j >= 0 and right(j) == TRANSPARENT:
+        j -= 1
+    k = i + 1
+    while k < n and left(k) == TRANSPARENT:
+        k += 1
+    return j >= 0 and right(j) == CASED and not (k < n and left(k) == CASED)
+
+
+def next_true(flags, strict):
+    """For each i, the first j > i (strict) or j >= i with flags[j]; len(flags) if none
+    (the host form of `graph_text.next_true`, on one text)."""
+    out, following = [0] * len(flags), len(flags)
+    for i in range(len(flags) - 1, -1, -1):
+        if strict:
+            out[i] = following
+        if flags[i]:
+            following = i
+        if not strict:
+            out[i] = following
+    return out

@@ -136,3 +136,46 @@ class WindowPacker(keras.layers.Layer):
         config.update({"max_seq_length": self.max_seq_length, "stride": self.stride,
                        "cls_id": self.cls_id, "sep_id": self.sep_id, "pad_id": self.pad_id})
         return config
+
+
+def consecutive_windows(ids, max_seq_length, cls_id, sep_id, pad_id, values=()):
+    """Each text's ids cut into consecutive windows of `max_seq_length - 2` tokens,
+    each `[CLS] window [SEP]` (a text of no tokens is one window `[CLS] [SEP]`):
+    token classification's windows, the same in featurization and in the served graph.
+
+    Args:
+        ids: int32 ragged `(batch_size, None)`, no special tokens.
+        max_seq_length: every window's length (>= 3).
+        cls_id, sep_id, pad_id: special token ids.
+        values: `(ragged, fill)` pairs, each ragged shaped as `ids` (one value a
+            token), placed in the windows as the ids are, `fill` elsewhere.
+
+    Returns:
+        dict: `token_ids` int32 `(windows, max_seq_length)`; `tokens` int32
+        `(windows,)` the text's tokens in each window (no specials); `text`
+        int32 `(windows,)` the text of each window (ascending); `where` int32
+        `(total tokens, 2)` each token's (window, column); `values` the list
+        of `(windows, max_seq_length)` tensors of `values`.
+    """
+    window = max_seq_length - 2
+    n = tf.cast(ids.row_lengths(), tf.int32)
+    count = tf.maximum(1, (n + window - 1) // window)  # windows per text
+    base = tf.cumsum(count, exclusive=True)
+    text = tf.repeat(tf.range(tf.shape(n)[0]), count)  # (windows,)
+    index = tf.range(tf.shape(text)[0]) - tf.gather(base, text)
+    tokens = tf.clip_by_value(tf.gather(n, text) - index * window, 0, window)
+    owner = tf.cast(ids.value_rowids(), tf.int32)
+    position = tf.range(tf.shape(owner)[0]) - tf.gather(tf.cast(ids.row_starts(), tf.int32),
+                                                        owner)
+    where = tf.stack([tf.gather(base, owner) + position // window,
+                      position % window + 1], 1)  # (tokens, 2)
+    columns = tf.range(max_seq_length)[None, :]
+    shape = tf.stack([tf.shape(text)[0], max_seq_length])
+    token_ids = tf.fill(shape, tf.cast(pad_id, tf.int32))
+    token_ids = tf.where(columns == 0, cls_id, token_ids)
+    token_ids = tf.where(columns == tokens[:, None] + 1, sep_id, token_ids)
+    token_ids = tf.tensor_scatter_nd_update(token_ids, where, tf.cast(ids.flat_values, tf.int32))
+    placed = [tf.tensor_scatter_nd_update(tf.fill(shape, tf.cast(fill, v.dtype)), where,
+                                          v.flat_values) for v, fill in values]
+    return {"token_ids": token_ids, "tokens": tokens, "text": text, "where": where,
+            "values": placed}

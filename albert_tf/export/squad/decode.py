@@ -26,8 +26,9 @@ import numpy as np
 import tensorflow as tf
 
 from albert_tf.export.squad.windows import take
-from albert_tf.tokenizer.sentencepiece import graph_ops
+from albert_tf.tokenizer import graph_text
 from albert_tf.tokenizer.normalization import whitespace_code_points
+from albert_tf.tokenizer.sentencepiece import graph_ops
 
 # tasks.squad.postprocess.NO_SPAN_SCORE: the reference's score of "no valid span".
 NO_SPAN_SCORE = -2e6
@@ -140,8 +141,8 @@ def answer_spans(contexts, found, begin, stop):
     """`(answer, start, end)`: the span stripped of outer whitespace, as text
     (string (B,)) and row-relative character offsets (int32; -1 without answer)."""
     chars = contexts.chars
-    next_solid = graph_ops.next_true(contexts.solid, chars.row_ids, inclusive=True)
-    prev_solid = graph_ops.prev_true(contexts.solid, chars.row_ids, inclusive=True)
+    next_solid = graph_text.next_true(contexts.solid, chars.row_ids, inclusive=True)
+    prev_solid = graph_text.prev_true(contexts.solid, chars.row_ids, inclusive=True)
     first = take(next_solid, begin, found, 0)
     last = take(prev_solid, stop - 1, found, -1)
     row_start = chars.splits[:-1]

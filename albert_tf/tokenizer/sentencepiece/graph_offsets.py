@@ -7,7 +7,7 @@ the original text, with the rules of the package docstring; the host twin is
 
 import tensorflow as tf
 
-from albert_tf.tokenizer.sentencepiece.graph_ops import next_true
+from albert_tf.tokenizer.graph_text import next_true
 from albert_tf.tokenizer.sentencepiece.vocab import COMMA, WHOLE
 
 

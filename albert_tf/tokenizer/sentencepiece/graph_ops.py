@@ -4,7 +4,7 @@ The same computation as `normalization.aligned_emissions` and
 `host._Alignment`, vectorized over the characters of a whole batch: every
 input character gets its emission from constant tables built on the host
 (`GraphTables`), and "nearest character with property X before/after me in
-my row" is answered with a cumulative sum and a gather (`prev_true`,
+my row" is answered with a cumulative sum and a gather (`graph_text.prev_true`,
 `next_true`) instead of a loop. Everything works on flat arrays of
 characters (`n` = characters in the batch) with `row_ids` giving each one's
 row; all index arithmetic is int32.
@@ -16,9 +16,9 @@ import numpy as np
 import tensorflow as tf
 
 from albert_tf.tokenizer import normalization
+from albert_tf.tokenizer.graph_text import final_sigma, next_true, prev_true
 from albert_tf.tokenizer.sentencepiece.vocab import WHOLE
 
-CASED = normalization.CASED
 TRANSPARENT = normalization.TRANSPARENT
 
 
@@ -77,25 +77,6 @@ class GraphTables:
                    whitespace=const(normalization.whitespace_code_points()),
                    class_starts=const(starts), class_values=const(classes),
                    rule_ids=ragged(0), rule_offsets=ragged(1), rule_widths=ragged(2))
-
-
-def prev_true(mask, row_ids, inclusive):
-    """For each position, the index of the last True before it (or at it, if
-    `inclusive`) in the same row; -1 if none. mask: bool (n,); row_ids: (n,)."""
-    count = tf.math.cumsum(tf.cast(mask, tf.int32), exclusive=not inclusive)
-    found = tf.gather(tf.concat([[-1], tf.cast(tf.where(mask)[:, 0], tf.int32)], 0), count)
-    same_row = tf.gather(row_ids, tf.maximum(found, 0)) == row_ids
-    return tf.where((found >= 0) & same_row, found, -1)
-
-
-def next_true(mask, row_ids, inclusive):
-    """For each position, the index of the first True after it (or at it, if
-    `inclusive`) in the same row; -1 if none. mask: bool (n,); row_ids: (n,)."""
-    n = tf.size(mask)
-    count = tf.math.cumsum(tf.cast(mask, tf.int32), exclusive=inclusive)
-    found = tf.gather(tf.concat([tf.cast(tf.where(mask)[:, 0], tf.int32), [n]], 0), count)
-    same_row = tf.gather(row_ids, tf.clip_by_value(found, 0, tf.maximum(n - 1, 0))) == row_ids
-    return tf.where((found < n) & same_row, found, -1)
 
 
 def _lookup(keys, values):
@@ -215,11 +196,7 @@ def _final_sigma(chars, tables, hit, index, sigma, overrides):
     fixed = tf.where(keep | head, normalization.OTHER, TRANSPARENT)
     left = tf.where(is_space | head | tail, fixed, left)
     right = tf.where(is_space | head | tail, fixed, right)
-    before = prev_true(right != TRANSPARENT, chars.row_ids, inclusive=False)
-    after = next_true(left != TRANSPARENT, chars.row_ids, inclusive=False)
-    cased_before = (before >= 0) & (tf.gather(right, tf.maximum(before, 0)) == CASED)
-    cased_after = (after >= 0) & (tf.gather(left, tf.maximum(after, 0)) == CASED)
-    return sigma & cased_before & ~cased_after
+    return final_sigma(sigma, left, right, chars.row_ids)
 
 
 # Whitespace in ASCII for Python's str.split: \t \n \v \f \r, \x1c-\x1f and space.

@@ -11,8 +11,9 @@ import hashlib
 import itertools
 
 from albert_tf.tokenizer.base import VocabularyIds
-from albert_tf.tokenizer.normalization import (aligned_emissions, preprocess_text_fast,
-                                               to_text, whitespace_code_points)
+from albert_tf.tokenizer.normalization import (aligned_emissions, next_true,
+                                               preprocess_text_fast, to_text,
+                                               whitespace_code_points)
 from albert_tf.tokenizer.sentencepiece.vocab import COMMA, SpmVocab
 
 
@@ -128,8 +129,8 @@ class _Alignment:
         # "``") belongs with the character before it; whitespace never does.
         anchor = [w > 0 or c in spaces for w, c in zip(widths, text)]
         solid = [w > 0 and e != " " for w, e in zip(widths, emissions)]
-        self.next_anchor = _next_true(anchor, strict=True)
-        self.next_solid = _next_true(solid, strict=False)
+        self.next_anchor = next_true(anchor, strict=True)
+        self.next_solid = next_true(solid, strict=False)
 
     def owner(self, byte):
         """The character that emitted normalized byte `byte` (< num_bytes)."""
@@ -150,15 +151,3 @@ class _Alignment:
             return start, start
         return self.owner(begin), self.next_anchor[self.owner(end - 1)]
 
-
-def _next_true(flags, strict):
-    """For each i, the first j > i (strict) or j >= i with flags[j]; len(flags) if none."""
-    out, following = [0] * len(flags), len(flags)
-    for i in range(len(flags) - 1, -1, -1):
-        if strict:
-            out[i] = following
-        if flags[i]:
-            following = i
-        if not strict:
-            out[i] = following
-    return out

@@ -15,8 +15,8 @@ import dataclasses
 import numpy as np
 import tensorflow as tf
 
+from albert_tf.tokenizer.graph_text import final_sigma, next_true
 from albert_tf.tokenizer.wordpiece import chars
-from albert_tf.tokenizer.normalization import CASED, TRANSPARENT
 from albert_tf.tokenizer.wordpiece.vocab import CONTINUATION
 
 
@@ -70,34 +70,7 @@ def _lookup_properties(code_points, tables):
     return tf.gather(tables.prop_values, index)
 
 
-def _prev_true(flags):
-    """For each i, the last j < i with flags[j], or -1."""
-    positions = tf.concat([[-1], tf.cast(tf.where(flags)[:, 0], tf.int32)], 0)
-    return tf.gather(positions, tf.cumsum(tf.cast(flags, tf.int32), exclusive=True))
-
-
-def _next_true(flags):
-    """For each i, the first j > i with flags[j], or len(flags)."""
-    n = tf.size(flags, out_type=tf.int32)
-    positions = tf.concat([tf.cast(tf.where(flags)[:, 0], tf.int32), [n]], 0)
-    return tf.gather(positions, tf.cumsum(tf.cast(flags, tf.int32)))
-
-
-def _final_sigma(code_points, case, row_start, row_end):
-    """Capital sigmas that `str.lower` makes final (Final_Sigma, within each row;
-    word breaks are OTHER in the tables, so the context never crosses them)."""
-    solid = tf.not_equal(case, TRANSPARENT)
-    case_or_other = tf.concat([case, [chars.OTHER]], 0)  # index n: none found
-    n = tf.size(case, out_type=tf.int32)
-    before, after = _prev_true(solid), _next_true(solid)
-    before = tf.where(before >= row_start, before, n)
-    after = tf.where(after < row_end, after, n)
-    return ((code_points == chars.CAPITAL_SIGMA)
-            & tf.equal(tf.gather(case_or_other, before), CASED)
-            & tf.not_equal(tf.gather(case_or_other, after), CASED))
-
-
-def _emit(code_points, props, tables, lowercase, row_start, row_end):
+def _emit(code_points, props, tables, lowercase, row):
     """`(emitted code points (m,), owner (m,), emission lengths (n,))`."""
     kind = props & chars.KIND_MASK
     silent = (kind == chars.BREAK) | (kind == chars.DROP)
@@ -120,7 +93,8 @@ def _emit(code_points, props, tables, lowercase, row_start, row_end):
         index = tf.gather(tf.gather(tables.value_starts, safe), owner) + offset
         emitted = tf.where(mapped, tf.gather(tables.values, tf.where(mapped, index, 0)), emitted)
         case = tf.bitwise.right_shift(props, chars.CASE_SHIFT)
-        final = _final_sigma(code_points, case, row_start, row_end)
+        # Word breaks are OTHER in the tables: the context never crosses them.
+        final = final_sigma(code_points == chars.CAPITAL_SIGMA, case, case, row)
         emitted = tf.where(tf.gather(final, owner), chars.FINAL_SIGMA, emitted)
     return emitted, owner, lengths
 
@@ -132,10 +106,10 @@ def split_words(strings, tables, lowercase):
     code_points = decoded.flat_values                                   # (n,)
     row_splits = tf.cast(decoded.row_splits, tf.int32)                  # (batch + 1,)
     row = tf.cast(decoded.value_rowids(), tf.int32)                     # (n,)
-    row_start, row_end = tf.gather(row_splits, row), tf.gather(row_splits, row + 1)
+    row_end = tf.gather(row_splits, row + 1)
     props = _lookup_properties(code_points, tables)
     kind = props & chars.KIND_MASK
-    emitted, owner, lengths = _emit(code_points, props, tables, lowercase, row_start, row_end)
+    emitted, owner, lengths = _emit(code_points, props, tables, lowercase, row)
 
     # A word starts at an emitted character after a break, in a new row, or
     # at or after a character that is a word of its own (punctuation, CJK).
@@ -155,8 +129,13 @@ def split_words(strings, tables, lowercase):
     return Words(text=tf.strings.unicode_encode(text, "UTF-8"),
                  length=tf.cast(text.row_lengths(), tf.int32),
                  row=tf.gather(emitted_row, start), start=start, owner=owner,
-                 anchor_end=tf.minimum(_next_true(anchor), row_end),
+                 anchor_end=_or(next_true(anchor, row, inclusive=False), row_end),
                  row_splits=row_splits, num_rows=tf.size(row_splits) - 1)
+
+
+def _or(index, default):
+    """`index` where found (>= 0), else `default`."""
+    return tf.where(index >= 0, index, default)
 
 
 def piece_offsets(words, pieces, unk_id, tables):

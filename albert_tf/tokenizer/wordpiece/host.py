@@ -13,8 +13,8 @@ import bisect
 import functools
 
 from albert_tf.tokenizer.base import VocabularyIds
+from albert_tf.tokenizer.normalization import final_sigma, next_true, to_text
 from albert_tf.tokenizer.wordpiece import chars
-from albert_tf.tokenizer.normalization import CASED, TRANSPARENT, to_text
 from albert_tf.tokenizer.wordpiece.vocab import (CONTINUATION, MAX_WORD_CHARS, WordPieceVocab,
                                                  is_control)
 
@@ -172,12 +172,8 @@ class _Alignment:
         self.emissions = [self._emission(text, i, lowercase) for i in range(len(text))]
         # A character that emits nothing (a dropped control character, an
         # accent) belongs with the character before it; word breaks never do.
-        self.next_anchor = [len(text)] * len(text)
-        following = len(text)
-        for i in range(len(text) - 1, -1, -1):
-            self.next_anchor[i] = following
-            if self.emissions[i] or self.kinds[i] == chars.BREAK:
-                following = i
+        self.next_anchor = next_true([bool(e) or k == chars.BREAK
+                                      for e, k in zip(self.emissions, self.kinds)], strict=True)
 
     def _emission(self, text, i, lowercase):
         char, kind = text[i], self.kinds[i]
@@ -192,9 +188,8 @@ class _Alignment:
     def _final_sigma(self, i):
         """Python's `str.lower` Final_Sigma context of character `i` (the scans stop at
         the ends of its word: breaks and CJK characters are OTHER in the tables)."""
-        before = next((c for c in reversed(self.cases[:i]) if c != TRANSPARENT), None)
-        after = next((c for c in self.cases[i + 1:] if c != TRANSPARENT), None)
-        return before == CASED and after != CASED
+        case = self.cases.__getitem__
+        return final_sigma(i, len(self.cases), case, case)
 
     def end_after(self, i):
         """End of the span of a token whose last character came from character `i`."""
