@@ -68,8 +68,8 @@ def train_speed(args):
             r["train_vs_best_peer"] = round(r["train"] / best_peer["train"], 2)
             r["forward_vs_best_peer"] = round(r["forward"] / best_forward["forward"], 2)
         r["train_gflops"] = round(gflops, 1)
-        r["matmul_fraction"] = round(gflops / peak[
-            "bfloat16_gflops" if bf16 else "float32_gflops"], 2)
+        matmul = peak["bfloat16_gflops" if bf16 else "float32_gflops"]
+        r["matmul_fraction"] = round(gflops / matmul, 2) if matmul else ""
         r["fma_peak_fraction"] = round(gflops / fma["fma_peak_gflops"], 2)
         r["train"], r["forward"] = round(r["train"], 2), round(r["forward"], 2)
     print(f"shape: size={args.size}, batch {args.batch}, length {args.seq}, {args.steps} steps, "

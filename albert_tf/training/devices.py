@@ -60,12 +60,19 @@ def cpu_has_bf16():
     """Whether this CPU has bfloat16 matrix instructions (x86 AMX or AVX512-BF16)
     that oneDNN may use: `ONEDNN_MAX_CPU_ISA` (or `DNNL_MAX_CPU_ISA`) set to an
     instruction set without them (AVX2, AVX512_CORE, ...) leaves none."""
-    cap = (os.environ.get("ONEDNN_MAX_CPU_ISA") or os.environ.get("DNNL_MAX_CPU_ISA") or
-           "ALL").upper()
-    if not any(name in cap for name in ("ALL", "DEFAULT", "BF16", "FP16", "AMX", "AVX10")):
+    if not onednn_allows_bf16():
         return False
     flags = _cpu_flags()
     return "amx_bf16" in flags or "avx512_bf16" in flags
+
+
+def onednn_allows_bf16():
+    """Whether oneDNN's ISA cap (`ONEDNN_MAX_CPU_ISA`, `DNNL_MAX_CPU_ISA`), if
+    set, leaves bfloat16 instructions; under a lower one (AVX2, ...) oneDNN
+    refuses bfloat16 products."""
+    cap = (os.environ.get("ONEDNN_MAX_CPU_ISA") or os.environ.get("DNNL_MAX_CPU_ISA") or
+           "ALL").upper()
+    return any(name in cap for name in ("ALL", "DEFAULT", "BF16", "FP16", "AMX", "AVX10"))
 
 
 def _cpu_flags():
