@@ -34,7 +34,7 @@ def main(argv):
         settings = cli.settings_from_flags(AblationSettings, FLAGS)
         extras.require("plots", "ablate (its loss and score plots)")
         cli.load_tensorflow()  # after the checks
-        import tasks  # the task registry, for --finetune
+        from albert_tf import tasks  # the task registry, for --finetune
         from albert_tf.ablation.runner import run_grid
 
         rows, paths = run_grid(settings, get_task=tasks.get)

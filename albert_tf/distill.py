@@ -22,7 +22,7 @@ from albert_tf.config import preset_names
 from albert_tf.distillation.settings import DistillSettings
 from albert_tf.training import settings as settings_lib
 from albert_tf.training.settings import FinetuneSettings
-import tasks  # the registry (it imports no TensorFlow: --help and flag checks are quick)
+from albert_tf import tasks  # the registry (it imports no TensorFlow: --help and flag checks are quick)
 
 FLAGS = flags.FLAGS
 cli.define_flags(DistillSettings, unset=settings_lib.RECIPE_FIELDS + ("data_dir", "task"),
@@ -120,7 +120,7 @@ def run_command(values, command="distill"):
     from albert_tf.io_utils import read_json
     from albert_tf.training import finetuning
     from albert_tf.training.devices import is_chief
-    from tasks.finetuned import export_run, load_finetuned
+    from albert_tf.tasks.finetuned import export_run, load_finetuned
 
     if not set(values) & set(finetuning.RUN_CONTROL) \
             and finetuning.report_complete(settings.output_dir):

@@ -25,7 +25,7 @@ def main(argv):
         settings = cli.settings_from_flags(DownloadSettings, FLAGS)
         if settings.dataset:
             cli.load_tensorflow()  # the task modules import it
-            import tasks  # each task knows where its data comes from
+            from albert_tf import tasks  # each task knows where its data comes from
 
             sources = tasks.data_sources()
             unknown_datasets(settings.dataset, sources)

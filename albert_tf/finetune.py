@@ -22,7 +22,7 @@ from albert_tf.training import repeats
 from albert_tf.training import settings as settings_lib
 from albert_tf.training.run_folder import RESULTS_FILE
 from albert_tf.training.settings import FinetuneSettings
-import tasks  # the registry: each task's options become flags (it imports no TensorFlow)
+from albert_tf import tasks  # the registry: each task's options become flags (it imports no TensorFlow)
 
 FLAGS = flags.FLAGS
 cli.define_flags(FinetuneSettings, unset=settings_lib.RECIPE_FIELDS,
@@ -146,7 +146,7 @@ def run_once(task, settings, given):
     results = finetuning.run(task, settings)
     finetuning.print_results(results)
     if settings.export and is_chief(settings.strategy):
-        from tasks.finetuned import export_run
+        from albert_tf.tasks.finetuned import export_run
 
         print(f"export: {export_run(settings.output_dir)}")
     return results
@@ -209,7 +209,7 @@ def run_command(values, command="finetune"):
     results = run_once(task, settings, given)
     if demo:
         from albert_tf.training.run_folder import MODEL_DIR
-        from tasks.finetuned import build_serving_module
+        from albert_tf.tasks.finetuned import build_serving_module
 
         module, _ = build_serving_module(os.path.join(settings.output_dir, MODEL_DIR))
         demo_lib.finish(task, module)

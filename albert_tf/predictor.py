@@ -140,7 +140,7 @@ class Predictor:
                 f"{self.path}: an export holds no Keras model, and the fine-tuned folder it "
                 f"was made from ({model_dir or 'not recorded'}) is not here; load that folder")
         cli.load_tensorflow("tensorflow_text")
-        from tasks.finetuned import load_finetuned
+        from albert_tf.tasks.finetuned import load_finetuned
 
         return load_finetuned(model_dir)[2]
 
@@ -193,7 +193,7 @@ class Predictor:
             self.input_names = tuple(sorted(specs))
             self.list_inputs = tuple(n for n in self.input_names if specs[n].shape.rank == 2)
         else:
-            from tasks.finetuned import build_serving_module
+            from albert_tf.tasks.finetuned import build_serving_module
 
             self._loaded, info = build_serving_module(self.path)
             self._function = self._loaded.serving_default

@@ -28,7 +28,7 @@ SPM = os.path.join(ROOT, "tests", "fixtures", "spm", "albert_30k_clean.model")
 
 def _pairs(data_dir, count=256):
     if data_dir:
-        import tasks
+        from albert_tf import tasks
 
         examples = tasks.get("mrpc").read_examples(data_dir, "dev")
         return [e.text_a for e in examples][:count], [e.text_b for e in examples][:count]
@@ -53,7 +53,7 @@ def _measure(serve, text_a, text_b, requests=40):
 
 
 def albert_tf_export(workdir):
-    import tasks
+    from albert_tf import tasks
     from albert_tf.backbone import AlbertBackbone
     from albert_tf.config import AlbertConfig
     from albert_tf.tokenizer.loading import load_tokenizer
@@ -63,7 +63,7 @@ def albert_tf_export(workdir):
     task = tasks.get("mrpc")
     settings = FinetuneSettings(task="mrpc", output_dir=workdir, max_seq_length=128)
     model = task.build_model(AlbertBackbone(AlbertConfig.preset("albert_base")), settings)
-    from tasks.finetuned import export_model
+    from albert_tf.tasks.finetuned import export_model
 
     model_dir = save_finetuned(model, task, settings, os.path.join(workdir, "model"),
                                load_tokenizer(SPM, host=True))
@@ -90,8 +90,8 @@ def serve_albert_tf_tflite(path, text_a, text_b):
 
     from albert_tf.tokenizer.loading import load_tokenizer
     from albert_tf.export.tflite import TfliteModel
-    from tasks.base import Example
-    from tasks.classification import encode_pairs
+    from albert_tf.tasks.base import Example
+    from albert_tf.tasks.classification import encode_pairs
 
     model = TfliteModel(path=os.path.join(path, "model.tflite"))
     tokenizer = load_tokenizer(SPM, host=True)

@@ -48,13 +48,13 @@ DEFAULT_DATA = os.path.join(ROOT, "..", "shared", "data", "glue", "MRPC")
 
 
 def make_export(workdir, preset):
-    import tasks
+    from albert_tf import tasks
     from albert_tf.backbone import AlbertBackbone
     from albert_tf.tokenizer.loading import load_tokenizer
     from albert_tf.config import AlbertConfig
     from albert_tf.training.finetuning import save_finetuned
     from albert_tf.training.settings import FinetuneSettings
-    from tasks.finetuned import export_model
+    from albert_tf.tasks.finetuned import export_model
 
     task = tasks.get("mrpc")
     settings = FinetuneSettings(task="mrpc", output_dir=workdir, max_seq_length=128)
@@ -67,7 +67,7 @@ def make_export(workdir, preset):
 
 def read_pairs(data_dir):
     if data_dir and os.path.isdir(data_dir):
-        import tasks
+        from albert_tf import tasks
 
         examples = tasks.get("mrpc").read_examples(data_dir, "dev")
         return [(e.text_a, e.text_b) for e in examples]

@@ -57,7 +57,7 @@ def build(kind):
     from albert_tf.export.token_classification import TokenClassifierServing
     from albert_tf.models import (AlbertBeamQA, AlbertClassifier, AlbertMultipleChoice,
                                   AlbertSpanQA, AlbertTokenClassifier)
-    from tasks.squad.task import SquadOptions
+    from albert_tf.tasks.squad.task import SquadOptions
 
     vocabulary, length = KINDS[kind]
     tokenizer = load_tokenizer(vocabulary)

@@ -23,7 +23,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
 from albert_tf.tokenizer import HostTokenizer  # noqa: E402
-from tasks.squad.data import SquadExample, featurize  # noqa: E402
+from albert_tf.tasks.squad.data import SquadExample, featurize  # noqa: E402
 
 FIXTURES = os.path.join(ROOT, "tests", "fixtures", "spm")
 SQUAD_TRAIN_QUESTIONS = 87_599

@@ -25,9 +25,9 @@ sys.path.insert(0, ROOT)
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
 from albert_tf.export import exporter, tflite  # noqa: E402
-from tasks import glue  # noqa: E402
-from tasks.classification import GlueTask  # noqa: E402
-from tasks.finetuned import build_serving_module, load_finetuned  # noqa: E402
+from albert_tf.tasks import glue  # noqa: E402
+from albert_tf.tasks.classification import GlueTask  # noqa: E402
+from albert_tf.tasks.finetuned import build_serving_module, load_finetuned  # noqa: E402
 
 
 def _arguments():

@@ -70,7 +70,7 @@ def _arguments():
 
 
 def _dev_pairs(data_dir):
-    from tasks import get
+    from albert_tf.tasks import get
 
     return get("mrpc").read_examples(data_dir, "dev")
 
@@ -176,8 +176,8 @@ def tflite_worker(model_path, pairs_path):
 
     from albert_tf.export.tflite import TfliteModel
     from albert_tf.tokenizer.sentencepiece.host import HostTokenizer
-    from tasks.base import Example
-    from tasks.classification import encode_pairs
+    from albert_tf.tasks.base import Example
+    from albert_tf.tasks.classification import encode_pairs
 
     pairs = [json.loads(line) for line in open(pairs_path, encoding="utf-8") if line.strip()]
     start = time.perf_counter()
@@ -230,8 +230,8 @@ def accuracy(model_dir, examples, work):
     from albert_tf.checkpoints import load_tokenizer
     from albert_tf.export import exporter, web
     from albert_tf.export.tflite import TfliteModel
-    from tasks.classification import encode_pairs
-    from tasks.finetuned import build_serving_module
+    from albert_tf.tasks.classification import encode_pairs
+    from albert_tf.tasks.finetuned import build_serving_module
 
     model_dir = exporter.resolve_model_dir(model_dir)
     module, info = build_serving_module(model_dir)

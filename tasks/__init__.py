@@ -13,30 +13,30 @@ import dataclasses
 import importlib
 
 from albert_tf.registry import Registry
-from tasks.base import load_recipe, load_scratch_recipe, task_options
+from albert_tf.tasks.base import load_recipe, load_scratch_recipe, task_options
 
-_LONG_INPUTS = "tasks.long_inputs:LongInputOptions"
-_SQUAD = "tasks.options:SquadOptions"
-_CHOICE = "tasks.options:ChoiceOptions"
+_LONG_INPUTS = "albert_tf.tasks.long_inputs:LongInputOptions"
+_SQUAD = "albert_tf.tasks.options:SquadOptions"
+_CHOICE = "albert_tf.tasks.options:ChoiceOptions"
 # name -> (the module that registers the task, its options class as "module:Class"
 # [, its export options class]).
 DECLARED = {
-    **{name: ("tasks.classification", _LONG_INPUTS)
+    **{name: ("albert_tf.tasks.classification", _LONG_INPUTS)
        for name in ("cola", "sst2", "mrpc", "stsb", "qqp", "mnli", "qnli", "rte", "wnli")},
-    "squad": ("tasks.squad.task", _SQUAD),
-    "squad_v2": ("tasks.squad.task", _SQUAD, "tasks.options:SquadExportOptions"),
-    **{name: ("tasks.clue", _LONG_INPUTS)
+    "squad": ("albert_tf.tasks.squad.task", _SQUAD),
+    "squad_v2": ("albert_tf.tasks.squad.task", _SQUAD, "albert_tf.tasks.options:SquadExportOptions"),
+    **{name: ("albert_tf.tasks.clue", _LONG_INPUTS)
        for name in ("afqmc", "tnews", "iflytek", "cmnli", "ocnli", "cluewsc2020", "csl")},
-    "cmrc2018": ("tasks.cmrc2018", "tasks.options:Cmrc2018Options"),
-    "text_classification": ("tasks.text_classification",
-                            "tasks.text_classification_data:TextOptions",
-                            "tasks.text_classification_data:TextExportOptions"),
-    "text_regression": ("tasks.text_classification",
-                        "tasks.text_classification_data:TextOptions"),
-    "multiple_choice": ("tasks.multiple_choice", "tasks.options:MultipleChoiceOptions"),
-    "race": ("tasks.race", _CHOICE),
-    "c3": ("tasks.c3", _CHOICE),
-    "token_classification": ("tasks.token_classification", "tasks.options:TokenOptions"),
+    "cmrc2018": ("albert_tf.tasks.cmrc2018", "albert_tf.tasks.options:Cmrc2018Options"),
+    "text_classification": ("albert_tf.tasks.text_classification",
+                            "albert_tf.tasks.text_classification_data:TextOptions",
+                            "albert_tf.tasks.text_classification_data:TextExportOptions"),
+    "text_regression": ("albert_tf.tasks.text_classification",
+                        "albert_tf.tasks.text_classification_data:TextOptions"),
+    "multiple_choice": ("albert_tf.tasks.multiple_choice", "albert_tf.tasks.options:MultipleChoiceOptions"),
+    "race": ("albert_tf.tasks.race", _CHOICE),
+    "c3": ("albert_tf.tasks.c3", _CHOICE),
+    "token_classification": ("albert_tf.tasks.token_classification", "albert_tf.tasks.options:TokenOptions"),
 }
 
 REGISTRY = Registry("task", declared={name: entry[0] for name, entry in DECLARED.items()})

@@ -20,8 +20,8 @@ import json
 import os
 
 from albert_tf.io_utils import json_field, read_text
-from tasks import register
-from tasks.multiple_choice import ChoiceExample, MultipleChoiceTask, checked_choices, \
+from albert_tf.tasks import register
+from albert_tf.tasks.multiple_choice import ChoiceExample, MultipleChoiceTask, checked_choices, \
     label_index
 
 SUBSETS = ("d", "m")

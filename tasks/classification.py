@@ -9,9 +9,9 @@ import os
 import numpy as np
 
 from albert_tf.models import AlbertClassifier
-from tasks import glue, long_inputs, metrics, register
-from tasks.base import Task
-from tasks.long_inputs import LongInputOptions, encode_pairs  # noqa: F401 (tasks import it here)
+from albert_tf.tasks import glue, long_inputs, metrics, register
+from albert_tf.tasks.base import Task
+from albert_tf.tasks.long_inputs import LongInputOptions, encode_pairs  # noqa: F401 (tasks import it here)
 
 
 class GlueTask(Task):

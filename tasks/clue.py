@@ -34,9 +34,9 @@ import numpy as np
 from albert_tf import datasets
 from albert_tf.io_utils import atomic_file, json_field, json_kind, json_objects, numbered_lines
 from albert_tf.models import AlbertClassifier
-from tasks import long_inputs, metrics, register
-from tasks.base import Example, Task
-from tasks.long_inputs import LongInputOptions
+from albert_tf.tasks import long_inputs, metrics, register
+from albert_tf.tasks.base import Example, Task
+from albert_tf.tasks.long_inputs import LongInputOptions
 
 NLI_LABELS = ("contradiction", "entailment", "neutral")
 SPLITS = ("train", "dev", "test")

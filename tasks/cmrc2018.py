@@ -26,12 +26,12 @@ import re
 
 from albert_tf import datasets
 from albert_tf.io_utils import atomic_file
-from tasks import cmrc2018_eval, register
-from tasks.options import Cmrc2018Options
-from tasks.squad.data import answer_char_span, read_squad
-from tasks.squad.evaluate import Question
-from tasks.squad.postprocess import write_prediction_files
-from tasks.squad.task import SquadTask
+from albert_tf.tasks import cmrc2018_eval, register
+from albert_tf.tasks.options import Cmrc2018Options
+from albert_tf.tasks.squad.data import answer_char_span, read_squad
+from albert_tf.tasks.squad.evaluate import Question
+from albert_tf.tasks.squad.postprocess import write_prediction_files
+from albert_tf.tasks.squad.task import SquadTask
 
 log = logging.getLogger(__name__)
 

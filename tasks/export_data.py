@@ -7,7 +7,7 @@ import os
 import tempfile
 
 from albert_tf.export import variants
-from tasks import finetuned
+from albert_tf.tasks import finetuned
 
 
 class TaskData:

@@ -7,7 +7,7 @@ the task builds its own module (`Task.serving_module`).
 
 import os
 
-import tasks
+from albert_tf import tasks
 from albert_tf import checkpoints, lora
 from albert_tf.backbone import AlbertBackbone
 from albert_tf.checkpoints import native
@@ -93,7 +93,7 @@ def run_export(settings):
     Every mistake in the settings, the data or the task options is raised
     before the long work; nothing is left behind on failure.
     """
-    from tasks import export_data
+    from albert_tf.tasks import export_data
 
     settings.check_files()
     version, target = exporter.check_version(settings.export_dir, settings.version)

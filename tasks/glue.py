@@ -28,8 +28,8 @@ import types
 
 from albert_tf import datasets
 from albert_tf.io_utils import atomic_file, numbered_lines
-from tasks import metrics
-from tasks.base import Example
+from albert_tf.tasks import metrics
+from albert_tf.tasks.base import Example
 
 METRICS = {"accuracy": metrics.accuracy, "f1": metrics.f1_binary,
            "matthews_corr": metrics.matthews_corrcoef, "pearson": metrics.pearson,

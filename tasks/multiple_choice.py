@@ -33,9 +33,9 @@ import numpy as np
 from albert_tf.data import Features
 from albert_tf.io_utils import atomic_file, json_field
 from albert_tf.models import AlbertMultipleChoice
-from tasks import metrics, register, user_files
-from tasks.base import Task
-from tasks.options import ChoiceOptions, MultipleChoiceOptions
+from albert_tf.tasks import metrics, register, user_files
+from albert_tf.tasks.base import Task
+from albert_tf.tasks.options import ChoiceOptions, MultipleChoiceOptions
 
 
 @dataclasses.dataclass(frozen=True)

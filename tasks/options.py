@@ -11,7 +11,7 @@ task's class.
 import dataclasses
 
 from albert_tf.settings import POSITIVE, Settings, redefault, setting
-from tasks.user_files import FileOptions
+from albert_tf.tasks.user_files import FileOptions
 
 # The question-answering heads: "span" (start/end logits; no answer is the
 # [CLS] span, `AlbertSpanQA`) and "beam" (ALBERT's SQuAD v2.0 head: a beam of

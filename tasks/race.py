@@ -18,8 +18,8 @@ import json
 import os
 
 from albert_tf.io_utils import json_field, json_objects, numbered_lines
-from tasks import register
-from tasks.multiple_choice import ChoiceExample, MultipleChoiceTask, checked_choices
+from albert_tf.tasks import register
+from albert_tf.tasks.multiple_choice import ChoiceExample, MultipleChoiceTask, checked_choices
 
 LEVELS = ("middle", "high")
 SPLITS = ("train", "dev", "test")

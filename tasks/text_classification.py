@@ -39,12 +39,12 @@ from albert_tf.checkpoints import native
 from albert_tf.data import Features, new_array
 from albert_tf.io_utils import atomic_file, chunks
 from albert_tf.training.run_folder import MODEL_DIR
-from tasks import long_inputs, register, user_files
-from tasks import text_classification_data as data
-from tasks import text_classification_report as report
-from tasks.base import Task
-from tasks.text_classification_data import TextOptions
-from tasks.text_classification_model import TextClassifier
+from albert_tf.tasks import long_inputs, register, user_files
+from albert_tf.tasks import text_classification_data as data
+from albert_tf.tasks import text_classification_report as report
+from albert_tf.tasks.base import Task
+from albert_tf.tasks.text_classification_data import TextOptions
+from albert_tf.tasks.text_classification_model import TextClassifier
 
 PREDICTIONS_FILE = "test_predictions.jsonl"
 HELDOUT_SOURCE = "held-out training rows"

@@ -27,9 +27,9 @@ import os
 import zlib
 
 from albert_tf.settings import OPEN_PROBABILITY, PROBABILITY, Settings, setting
-from tasks import user_files
-from tasks.base import Example
-from tasks.long_inputs import LongInputOptions
+from albert_tf.tasks import user_files
+from albert_tf.tasks.base import Example
+from albert_tf.tasks.long_inputs import LongInputOptions
 
 MULTI_CLASS, MULTI_LABEL, REGRESSION = "multi_class", "multi_label", "regression"
 CLASS_WEIGHTS = ("none", "balanced")

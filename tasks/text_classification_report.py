@@ -12,7 +12,7 @@ import os
 
 import numpy as np
 
-from tasks import metrics as glue_metrics
+from albert_tf.tasks import metrics as glue_metrics
 
 
 def _ratio(numerator, denominator):

@@ -17,7 +17,7 @@ Metrics (`tasks.ner_eval`, equal to seqeval and conlleval): entity-level
 precision / recall / F1, micro and per type, in default and strict mode, and
 word accuracy. `--do_eval` also writes `<split>_gold.conll` and
 `<split>_predicted.conll` (a word and its tag per line) for
-`python -m tasks.ner_eval`; `--do_predict` writes `test_predictions.jsonl`:
+`python -m albert_tf.tasks.ner_eval`; `--do_predict` writes `test_predictions.jsonl`:
 each text's entities (type, code point span, text), words and tags.
 """
 
@@ -30,10 +30,10 @@ import numpy as np
 
 from albert_tf.io_utils import atomic_file
 from albert_tf.models import AlbertTokenClassifier
-from tasks import ner_eval, register, tagging, token_data, token_features, user_files
-from tasks.base import Task
-from tasks.options import TokenOptions
-from tasks.user_files import split_file
+from albert_tf.tasks import ner_eval, register, tagging, token_data, token_features, user_files
+from albert_tf.tasks.base import Task
+from albert_tf.tasks.options import TokenOptions
+from albert_tf.tasks.user_files import split_file
 
 
 def _file_tags(examples):

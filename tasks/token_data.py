@@ -20,8 +20,8 @@ import logging
 import os
 
 from albert_tf.io_utils import numbered_lines
-from tasks import tagging
-from tasks.user_files import read_rows
+from albert_tf.tasks import tagging
+from albert_tf.tasks.user_files import read_rows
 
 JSON_EXTENSIONS = (".json", ".jsonl", ".ndjson")
 

@@ -21,7 +21,7 @@ import numpy as np
 from albert_tf.data import Features
 from albert_tf.export.token_classification import word_starts
 from albert_tf.models.token_classifier import IGNORED
-from tasks import tagging
+from albert_tf.tasks import tagging
 
 
 @dataclasses.dataclass

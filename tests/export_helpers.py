@@ -11,14 +11,14 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-import tasks
+from albert_tf import tasks
 from albert_tf.backbone import AlbertBackbone
 from albert_tf.config import AlbertConfig
 from albert_tf.tokenizer.loading import load_tokenizer
 from albert_tf.training.finetuning import save_finetuned
 from albert_tf.training.settings import FinetuneSettings
 from conftest import FIXTURES
-from tasks import glue
+from albert_tf.tasks import glue
 
 SPM = os.path.join(FIXTURES, "spm", "albert_30k_clean.model")
 SQUAD_OPTIONS = {"doc_stride": 5, "max_query_length": 6, "max_answer_length": 4,
@@ -84,7 +84,7 @@ def exported(tmp_path_factory, task_name):
     squad, squad_v2 (with a held-out threshold in the run's eval_results.json,
     chosen from `THRESHOLD_QUESTIONS`).
     """
-    from tasks.finetuned import export_model
+    from albert_tf.tasks.finetuned import export_model
 
     if task_name not in _EXPORTS:
         run_dir = tmp_path_factory.mktemp(f"run_{task_name}")
@@ -144,8 +144,8 @@ def write_heldout_threshold(run_dir, threshold):
 def host_classification(task, settings, model, text_a, text_b=None):
     """The model's logits on the host-packed texts (`tasks.classification.encode_pairs`)."""
     from albert_tf.tokenizer import HostTokenizer
-    from tasks.base import Example
-    from tasks.classification import encode_pairs
+    from albert_tf.tasks.base import Example
+    from albert_tf.tasks.classification import encode_pairs
 
     examples = [Example(str(i), a, None if text_b is None else text_b[i])
                 for i, a in enumerate(text_a)]
@@ -162,7 +162,7 @@ def host_squad(task, settings, model, pairs):
     and distribution are not what is compared here).
     """
     from albert_tf.tokenizer import HostTokenizer
-    from tasks.squad.data import SquadExample
+    from albert_tf.tasks.squad.data import SquadExample
 
     examples = [SquadExample(f"q{i}", q, c) for i, (q, c) in enumerate(pairs)]
     features = task.featurize(examples, HostTokenizer(SPM), settings, "dev")

@@ -50,7 +50,7 @@ def test_no_library_module_imports_tasks():
 def test_the_checker_sees_imports_inside_functions(tmp_path):
     module = tmp_path / "m.py"
     module.write_text("def f():\n    from tasks.finetuned import load_finetuned\n")
-    assert list(_imports(str(module))) == ["tasks.finetuned"]
+    assert list(_imports(str(module))) == ["albert_tf.tasks.finetuned"]
 
 
 def test_tasks_import_no_command():

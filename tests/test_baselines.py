@@ -5,9 +5,9 @@ import types
 import numpy as np
 import pytest
 
-import tasks
-from tasks.multiple_choice import choice_metrics
-from tasks.token_classification import tag_baseline
+from albert_tf import tasks
+from albert_tf.tasks.multiple_choice import choice_metrics
+from albert_tf.tasks.token_classification import tag_baseline
 
 
 def _run(labels, logits):

@@ -6,9 +6,9 @@ import shutil
 
 import pytest
 
-import tasks
+from albert_tf import tasks
 from conftest import FIXTURES, SHARED
-from tasks.c3 import read_c3
+from albert_tf.tasks.c3 import read_c3
 
 C3 = os.path.join(FIXTURES, "mc", "c3")
 

@@ -1,7 +1,7 @@
 import numpy as np
 import pytest
 
-import tasks
+from albert_tf import tasks
 from albert_tf.tokenizer import HostTokenizer
 from albert_tf.training.settings import FinetuneSettings
 from cli_helpers import RTE, SPM

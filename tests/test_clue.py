@@ -8,12 +8,12 @@ import numpy as np
 import pytest
 
 import cli_helpers as cli
-import tasks
+from albert_tf import tasks
 from albert_tf.tokenizer import HostTokenizer
 from albert_tf.training.settings import FinetuneSettings
 from conftest import FIXTURES, SHARED
-from tasks import clue
-from tasks.base import Example, load_recipe
+from albert_tf.tasks import clue
+from albert_tf.tasks.base import Example, load_recipe
 
 OCNLI = os.path.join(FIXTURES, "clue", "ocnli")
 NAMES = ["afqmc", "cluewsc2020", "cmnli", "csl", "iflytek", "ocnli", "tnews"]

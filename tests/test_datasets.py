@@ -7,10 +7,10 @@ import zipfile
 
 import pytest
 
-import tasks
+from albert_tf import tasks
 from albert_tf import datasets
 from cli_helpers import one_line_error, run
-from tasks import glue
+from albert_tf.tasks import glue
 
 
 def _zip(files):

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import cli_helpers as cli
-import tasks
+from albert_tf import tasks
 from albert_tf.backbone import AlbertBackbone
 from albert_tf.data import Features
 from albert_tf.distillation import teacher_cache
@@ -18,7 +18,7 @@ from albert_tf.models import AlbertClassifier, AlbertTokenClassifier
 from albert_tf.training.finetuning import run as finetune
 from albert_tf.training.settings import FinetuneSettings
 from helpers import tiny_config, tiny_inputs
-from tasks.finetuned import load_finetuned
+from albert_tf.tasks.finetuned import load_finetuned
 
 WORDS = ("the cat dog sat ran on a mat big small house tree river stone quick slow red "
          "blue old new").split()

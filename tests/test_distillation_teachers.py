@@ -7,14 +7,14 @@ import shutil
 import pytest
 
 import cli_helpers as cli
-import tasks
+from albert_tf import tasks
 from albert_tf.distillation.run import distill
 from albert_tf.distillation.settings import DistillSettings
 from albert_tf.training.finetuning import run as finetune
 from albert_tf.training.run_folder import has_progress
 from albert_tf.training.settings import FinetuneSettings
 from conftest import FIXTURES
-from tasks.finetuned import load_finetuned
+from albert_tf.tasks.finetuned import load_finetuned
 
 
 def _csv(path, rows):

@@ -13,7 +13,7 @@ import tensorflow as tf
 import cli_helpers as cli
 import export_helpers as helpers
 from albert_tf.export import exporter
-from tasks import finetuned
+from albert_tf.tasks import finetuned
 from helpers import tiny_inputs
 
 SENTENCES = ["A man is playing a guitar.", "", "Café ΟΔΟΣ 東京 🙂 naïve, 12,345 ﬁve ½",

@@ -7,17 +7,17 @@ import numpy as np
 import pytest
 
 import export_helpers as helpers
-import tasks
+from albert_tf import tasks
 from albert_tf import load_tokenizer
 from albert_tf.backbone import AlbertBackbone
 from albert_tf.config import AlbertConfig
 from albert_tf.training.finetuning import save_finetuned
 from albert_tf.training.settings import FinetuneSettings
 from conftest import FIXTURES
-from tasks.base import Example
-from tasks.classification import encode_pairs
-from tasks.squad.data import SquadExample
-from tasks.finetuned import export_model
+from albert_tf.tasks.base import Example
+from albert_tf.tasks.classification import encode_pairs
+from albert_tf.tasks.squad.data import SquadExample
+from albert_tf.tasks.finetuned import export_model
 
 VOCAB = os.path.join(FIXTURES, "wordpiece", "vocab.txt")
 TINY = dict(helpers.TINY, vocabulary_size=21128)

@@ -24,7 +24,7 @@ import tensorflow as tf
 
 import cli_helpers as cli
 import export_helpers as helpers
-import tasks
+from albert_tf import tasks
 from albert_tf.backbone import AlbertBackbone
 from albert_tf.tokenizer.loading import load_tokenizer
 from albert_tf.config import AlbertConfig
@@ -32,7 +32,7 @@ from albert_tf.export import exporter, precision, tflite, variants
 from albert_tf.training import devices
 from albert_tf.training.finetuning import save_finetuned
 from conftest import FIXTURES
-from tasks import finetuned
+from albert_tf.tasks import finetuned
 
 TOLERANCE = {"float16": 0.02, "dynamic_int8": 0.05, "int8": 0.3, "bf16": 0.08}
 DATA = os.path.join(FIXTURES, "quantize", "RTE")

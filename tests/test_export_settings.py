@@ -9,14 +9,14 @@ import pytest
 
 import cli_helpers as cli
 import export_helpers as helpers
-import tasks
+from albert_tf import tasks
 from albert_tf.export import formats
 from albert_tf.export.settings import ExportSettings
 from albert_tf.settings import POSITIVE_REAL, Settings, setting
-from tasks import finetuned
-from tasks.classification import GlueTask
-from tasks.options import SquadExportOptions
-from tasks.text_classification_data import TextExportOptions
+from albert_tf.tasks import finetuned
+from albert_tf.tasks.classification import GlueTask
+from albert_tf.tasks.options import SquadExportOptions
+from albert_tf.tasks.text_classification_data import TextExportOptions
 
 
 def _settings(**changes):

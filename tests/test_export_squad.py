@@ -6,8 +6,8 @@ import pytest
 import tensorflow as tf
 
 import export_helpers as helpers
-from tasks import finetuned
-from tasks.squad import task as squad_task
+from albert_tf.tasks import finetuned
+from albert_tf.tasks.squad import task as squad_task
 from export_helpers import assert_outputs_close, expected_squad
 
 # Windows of 19 tokens with a question of up to 6 and a stride of 5: long

@@ -13,7 +13,7 @@ import pytest
 
 import export_helpers as helpers
 from albert_tf.export import exporter, tflite
-from tasks import finetuned
+from albert_tf.tasks import finetuned
 from helpers import tiny_inputs
 
 QUANTIZED_TOLERANCE = 0.2  # of max |output|

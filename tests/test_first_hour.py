@@ -10,7 +10,7 @@ import sys
 import pytest
 
 import cli_helpers as cli
-import tasks
+from albert_tf import tasks
 from albert_tf.training import finetuning
 from albert_tf.training import settings as settings_lib
 from albert_tf.training.settings import FinetuneSettings

@@ -5,7 +5,7 @@ import types
 
 import pytest
 
-import tasks
+from albert_tf import tasks
 from albert_tf.training import settings as settings_lib
 from albert_tf.training.callbacks import LossRiseWarning, ProgressLogger
 

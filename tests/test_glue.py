@@ -15,8 +15,8 @@ from conftest import FIXTURES, SHARED
 from scipy.stats import pearsonr
 from sklearn.metrics import f1_score, matthews_corrcoef
 
-from tasks import glue
-from tasks.base import Example, load_recipe
+from albert_tf.tasks import glue
+from albert_tf.tasks.base import Example, load_recipe
 
 GLUE_FIXTURES = os.path.join(FIXTURES, "glue")
 E = Example

@@ -15,16 +15,16 @@ import pytest
 import tensorflow as tf
 
 import cli_helpers as cli
-import tasks
+from albert_tf import tasks
 from albert_tf import load_tokenizer
 from albert_tf.backbone import AlbertBackbone
 from albert_tf.config import AlbertConfig
 from albert_tf.tokenizer import SegmentPacker, WindowPacker
 from albert_tf.training.finetuning import run, save_finetuned
 from albert_tf.training.settings import FinetuneSettings
-from tasks.finetuned import export_model
-from tasks import long_inputs
-from tasks.long_inputs import LongInputOptions
+from albert_tf.tasks.finetuned import export_model
+from albert_tf.tasks import long_inputs
+from albert_tf.tasks.long_inputs import LongInputOptions
 
 CLASSIFY = tasks.get("text_classification")
 SPECIALS = (2, 3, 0)  # cls, sep, pad

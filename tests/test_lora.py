@@ -13,7 +13,7 @@ import tensorflow as tf
 from safetensors.numpy import load_file
 
 import cli_helpers as cli
-import tasks
+from albert_tf import tasks
 from albert_tf import load_tokenizer, lora, save_pretrained
 from albert_tf.backbone import AlbertBackbone
 from albert_tf.config import AlbertConfig
@@ -21,8 +21,8 @@ from albert_tf.models import AlbertClassifier
 from albert_tf.training.finetuning import Run, run
 from albert_tf.training.settings import FinetuneSettings
 from helpers import tiny_config, tiny_inputs
-from tasks.base import Example
-from tasks.finetuned import export_model, load_finetuned
+from albert_tf.tasks.base import Example
+from albert_tf.tasks.finetuned import export_model, load_finetuned
 
 CLASSIFY = tasks.get("text_classification")
 

@@ -5,7 +5,7 @@ import logging
 import pytest
 
 import cli_helpers as cli
-import tasks
+from albert_tf import tasks
 from albert_tf.training.finetuning import Run, build_model, model_config
 from albert_tf.training.settings import FinetuneSettings
 

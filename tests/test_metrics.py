@@ -13,7 +13,7 @@ import pytest
 from scipy import stats
 from sklearn import metrics as sk
 
-from tasks import metrics
+from albert_tf.tasks import metrics
 
 # 7 examples, both classes, not all correct: every count in the confusion matrix differs.
 LABELS = [1, 0, 1, 1, 0, 0, 1]

@@ -13,14 +13,14 @@ import pytest
 import tensorflow as tf
 from sklearn.metrics import accuracy_score
 
-import tasks
+from albert_tf import tasks
 from albert_tf.backbone import AlbertBackbone
 from albert_tf.tokenizer.loading import load_tokenizer
 from albert_tf.data import Features
 from albert_tf.models import AlbertMultipleChoice
 from conftest import FIXTURES
 from helpers import tiny_config
-from tasks.multiple_choice import (ChoiceExample, MultipleChoiceOptions, choice_metrics,
+from albert_tf.tasks.multiple_choice import (ChoiceExample, MultipleChoiceOptions, choice_metrics,
                                    encode_choices, qa_text, read_choice_file,
                                    write_choice_predictions)
 

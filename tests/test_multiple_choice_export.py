@@ -13,7 +13,7 @@ import pytest
 import tensorflow as tf
 
 import cli_helpers as cli
-import tasks
+from albert_tf import tasks
 from albert_tf.backbone import AlbertBackbone
 from albert_tf.tokenizer.loading import load_tokenizer
 from albert_tf.config import AlbertConfig
@@ -21,7 +21,7 @@ from albert_tf.export.multiple_choice import MultipleChoiceServing
 from albert_tf.models import AlbertMultipleChoice
 from conftest import FIXTURES
 from export_helpers import TINY, assert_refuses_other_shapes, randomize
-from tasks.multiple_choice import ChoiceExample, encode_choices
+from albert_tf.tasks.multiple_choice import ChoiceExample, encode_choices
 
 SPM = os.path.join(FIXTURES, "spm", "albert_30k_clean.model")
 WORDPIECE = os.path.join(FIXTURES, "wordpiece", "vocab.txt")
@@ -140,7 +140,7 @@ def _finetune(tmp_path):
 @pytest.mark.slow
 def test_finetune_export_and_serve_from_a_fresh_process(tmp_path):
     from albert_tf.export import TfliteModel
-    from tasks.finetuned import export_model, load_finetuned
+    from albert_tf.tasks.finetuned import export_model, load_finetuned
 
     results = _finetune(tmp_path)
     assert results["dev"]["questions"] == 3 and 0 <= results["dev"]["accuracy"] <= 1
@@ -177,7 +177,7 @@ def test_finetune_export_and_serve_from_a_fresh_process(tmp_path):
 
 @pytest.mark.slow
 def test_predict_reads_choice_lists_from_exports_and_model_folders(tmp_path):
-    from tasks.finetuned import export_model
+    from albert_tf.tasks.finetuned import export_model
 
     _finetune(tmp_path)
     export_model(str(tmp_path / "run"), str(tmp_path / "export"))

@@ -25,7 +25,7 @@ def test_notebook_has_a_settings_cell_and_the_steps():
     source = "".join(settings[0]["source"])
     assert 'os.environ.get("ALBERT_TF_NOTEBOOK_TINY") == "1"' in source
     code = "\n".join("".join(c["source"]) for c in cells if c["cell_type"] == "code")
-    for step in ("api.finetune(**run", '"precision": "auto"', "tasks.squad.evaluate", "api.export(",
+    for step in ("api.finetune(**run", '"precision": "auto"', "albert_tf.tasks.squad.evaluate", "api.export(",
                  "tf.saved_model.load", "api.load(EXPORT_DIR)", ":predict", "docker run"):
         assert step in code, step
     # The commands run through albert_tf.api, not shelled out to.

@@ -104,7 +104,7 @@ def test_a_missing_extra_is_one_line_naming_it(monkeypatch, capsys):
 
 
 def test_a_task_whose_metric_needs_an_extra_says_so_before_any_work(monkeypatch, tmp_path):
-    import tasks
+    from albert_tf import tasks
     from albert_tf.training import finetuning
     from albert_tf.training.settings import FinetuneSettings
 

@@ -6,9 +6,9 @@ import shutil
 
 import pytest
 
-import tasks
+from albert_tf import tasks
 from conftest import FIXTURES
-from tasks.race import read_race
+from albert_tf.tasks.race import read_race
 
 RACE = os.path.join(FIXTURES, "mc", "race")
 

@@ -9,7 +9,7 @@ import pytest
 
 from albert_tf.training import repeats
 from albert_tf.training.repeats import RepeatSettings
-from tasks import user_files
+from albert_tf.tasks import user_files
 
 
 def _results(path, seed):
@@ -102,8 +102,8 @@ def _fold_rows(fold):
 
 
 def test_kfold_folds_partition_the_rows_and_are_stratified(tmp_path):
-    from tasks.text_classification import TextOptions
-    import tasks
+    from albert_tf.tasks.text_classification import TextOptions
+    from albert_tf import tasks
 
     labels = ["a"] * 10 + ["b"] * 7 + ["c"] * 4  # in file order: a run of each label
     rows = [(f"text, {i}", label) for i, label in enumerate(labels)]
@@ -131,7 +131,7 @@ def test_kfold_folds_partition_the_rows_and_are_stratified(tmp_path):
 
 
 def test_unstratified_folds_hash_the_row(tmp_path):
-    import tasks
+    from albert_tf import tasks
 
     conll = tmp_path / "train.conll"
     sentences = [f"w{i} O\nx{i} B-PER\n" for i in range(9)]
@@ -161,14 +161,14 @@ def test_unstratified_folds_hash_the_row(tmp_path):
 
 
 def task_options(**values):
-    from tasks.text_classification import TextOptions
+    from albert_tf.tasks.text_classification import TextOptions
 
     return TextOptions(**values)
 
 
 def test_out_of_fold_predictions_cover_every_row_once(tmp_path):
     path = _csv(tmp_path / "train.csv", [(f"t{i}", "ab"[i % 2]) for i in range(7)])
-    import tasks
+    from albert_tf import tasks
 
     task = tasks.get("text_classification")
     folds = task.kfold_files(task_options(train_file=path), None, 3, str(tmp_path / "data"))

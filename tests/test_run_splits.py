@@ -7,7 +7,7 @@ import pytest
 
 import json
 
-import tasks
+from albert_tf import tasks
 from albert_tf.training.finetuning import run, splits_to_read
 from albert_tf.training.settings import FinetuneSettings
 from conftest import FIXTURES

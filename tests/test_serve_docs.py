@@ -20,7 +20,7 @@ from absl import flags
 
 import export_helpers
 import serve_helpers
-import tasks
+from albert_tf import tasks
 from albert_tf import cli
 from albert_tf.backbone import AlbertBackbone
 from albert_tf.checkpoints import load_tokenizer
@@ -30,7 +30,7 @@ from albert_tf.serving.settings import ServeSettings
 from albert_tf.training.finetuning import save_finetuned
 from albert_tf.training.settings import FinetuneSettings
 from conftest import FIXTURES
-from tasks.finetuned import export_model
+from albert_tf.tasks.finetuned import export_model
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 WORDPIECE = os.path.join(FIXTURES, "wordpiece", "vocab.txt")

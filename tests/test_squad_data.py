@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 from conftest import FIXTURES
-from tasks.squad.data import (SquadExample, answer_char_span, doc_windows, featurize,
+from albert_tf.tasks.squad.data import (SquadExample, answer_char_span, doc_windows, featurize,
                               max_context, read_squad)
 
 DATA = os.path.join(FIXTURES, "squad_data")
@@ -136,7 +136,7 @@ def test_answers_map_to_tokens(tokenizer):
 
 def test_training_skips_misplaced_answers_and_eval_keeps_them(tokenizer, caplog):
     examples = read_squad(os.path.join(DATA, "v1.json"))
-    with caplog.at_level(logging.WARNING, logger="tasks.squad.data"):
+    with caplog.at_level(logging.WARNING, logger="albert_tf.tasks.squad.data"):
         train, _ = featurize(examples, tokenizer, is_training=True)
     assert sorted(set(train.arrays["question_index"].tolist())) == [0, 1, 2, 4, 5]
     assert "'q-shifted'" in caplog.text and "skipped 1 of 6" in caplog.text

@@ -13,8 +13,8 @@ import sys
 import pytest
 
 from conftest import FIXTURES
-from tasks.squad import evaluate as squad_eval
-from tasks.squad.evaluate import evaluate_v1, evaluate_v2, exact_match, f1, find_best_threshold
+from albert_tf.tasks.squad import evaluate as squad_eval
+from albert_tf.tasks.squad.evaluate import evaluate_v1, evaluate_v2, exact_match, f1, find_best_threshold
 
 SQUAD = os.path.join(FIXTURES, "squad")
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -226,7 +226,7 @@ def test_malformed_data_names_the_field(dataset, message):
 
 
 def _cli(*args):
-    return subprocess.run([sys.executable, "-m", "tasks.squad.evaluate", *args], cwd=ROOT,
+    return subprocess.run([sys.executable, "-m", "albert_tf.tasks.squad.evaluate", *args], cwd=ROOT,
                           capture_output=True, text=True, timeout=120)
 
 

@@ -17,9 +17,9 @@ import pytest
 
 from albert_tf.data.features import Features
 from conftest import FIXTURES
-from tasks.squad import evaluate as squad_eval
-from tasks.squad.data import SquadExample, featurize, max_context, read_squad
-from tasks.squad.postprocess import (apply_threshold, best_null_threshold, decode_spans,
+from albert_tf.tasks.squad import evaluate as squad_eval
+from albert_tf.tasks.squad.data import SquadExample, featurize, max_context, read_squad
+from albert_tf.tasks.squad.postprocess import (apply_threshold, best_null_threshold, decode_spans,
                                      write_prediction_files)
 
 CONTEXT = "zero one two three four five"

@@ -5,12 +5,12 @@ import shutil
 import pytest
 
 import cli_helpers as cli
-import tasks
+from albert_tf import tasks
 from albert_tf.training.settings import FinetuneSettings
 from conftest import FIXTURES
-from tasks.squad import evaluate as squad_eval
-from tasks.squad.data import read_squad
-from tasks.squad.task import to_dataset
+from albert_tf.tasks.squad import evaluate as squad_eval
+from albert_tf.tasks.squad.data import read_squad
+from albert_tf.tasks.squad.task import to_dataset
 
 SQUAD = os.path.join(FIXTURES, "squad_data")
 
@@ -25,7 +25,7 @@ def _data_dir(tmp_path, version):
 def test_heldout_split_is_a_stable_part_of_train(tmp_path, monkeypatch):
     task = tasks.get("squad_v2")
     data_dir = _data_dir(tmp_path, "2.0")
-    monkeypatch.setattr("tasks.squad.task.HELDOUT_FRACTION", 0.5)
+    monkeypatch.setattr("albert_tf.tasks.squad.task.HELDOUT_FRACTION", 0.5)
     train = {e.qid for e in task.read_examples(data_dir, "train")}
     heldout = {e.qid for e in task.read_examples(data_dir, "heldout")}
     everything = {e.qid for e in task.read_examples(data_dir, "dev")}
@@ -79,7 +79,7 @@ def test_cli_run_matches_the_official_evaluation_of_its_files(tmp_path, name, ve
     if version == "2.0":
         # predictions.json has the held-out threshold applied already.
         args += [f"--na_prob_file={out / 'null_odds.json'}", "--na_prob_thresh=1e9"]
-    official = json.loads(cli.run("tasks.squad.evaluate", *args).stdout)
+    official = json.loads(cli.run("albert_tf.tasks.squad.evaluate", *args).stdout)
     if version == "1.1":
         assert official == {"exact_match": dev["exact_match"], "f1": dev["f1"]}
     else:

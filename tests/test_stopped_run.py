@@ -5,7 +5,7 @@ import os
 import shutil
 
 import cli_helpers as cli
-import tasks
+from albert_tf import tasks
 from albert_tf.training import settings as settings_lib
 from albert_tf.training.finetuning import run
 from albert_tf.training.settings import FinetuneSettings

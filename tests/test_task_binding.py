@@ -6,9 +6,9 @@ import os
 
 import pytest
 
-import tasks
+from albert_tf import tasks
 from albert_tf.training.settings import FinetuneSettings
-from tasks import text_classification_data
+from albert_tf.tasks import text_classification_data
 
 
 def _settings(task, **options):

@@ -16,7 +16,7 @@ import pytest
 import tensorflow as tf
 
 import cli_helpers as cli
-import tasks
+from albert_tf import tasks
 from albert_tf.data import Features
 from albert_tf.data.mapped import map_rows, ragged_rows
 from albert_tf.export.base import ServingModule, padded_length
@@ -25,8 +25,8 @@ from albert_tf.models import AlbertClassifier
 from albert_tf.tokenizer import SegmentPacker
 from albert_tf.training.finetuning import run
 from albert_tf.training.settings import FinetuneSettings
-from tasks.base import Recipe, Task
-from tasks.finetuned import export_model
+from albert_tf.tasks.base import Recipe, Task
+from albert_tf.tasks.finetuned import export_model
 
 SENTENCES = ["Where is the station?", "The station is near.", "Who wrote this book?",
              "She wrote a book.", "Is it raining?", "It rains today.", "What time is it?",

@@ -11,16 +11,16 @@ import pytest
 import tensorflow as tf
 
 import cli_helpers as cli
-import tasks
+from albert_tf import tasks
 from albert_tf import load_tokenizer
 from albert_tf.backbone import AlbertBackbone
 from albert_tf.config import AlbertConfig
 from albert_tf.training.finetuning import Run, run
 from albert_tf.training.settings import FinetuneSettings
 from conftest import FIXTURES
-from tasks.base import Example
-from tasks.text_classification import TextOptions
-from tasks.text_classification_model import TextClassifier
+from albert_tf.tasks.base import Example
+from albert_tf.tasks.text_classification import TextOptions
+from albert_tf.tasks.text_classification_model import TextClassifier
 
 WORDPIECE = os.path.join(FIXTURES, "wordpiece", "vocab.txt")
 CLASSIFY, REGRESS = tasks.get("text_classification"), tasks.get("text_regression")
@@ -160,8 +160,8 @@ def test_bad_input_names_the_file_line_and_what_was_expected(tmp_path):
 
 
 def test_files_stream_and_featurize_in_chunks(tmp_path, monkeypatch):
-    from tasks import text_classification
-    from tasks.classification import encode_pairs
+    from albert_tf.tasks import text_classification
+    from albert_tf.tasks.classification import encode_pairs
 
     rows = [{"text": f"row {i} " * (i % 5), "label": "ab"[i % 2]} for i in range(7)]
     options = TextOptions(train_file=_jsonl(tmp_path / "t.jsonl", *rows))

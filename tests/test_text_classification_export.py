@@ -15,7 +15,7 @@ import pytest
 
 import cli_helpers as cli
 import export_helpers as helpers
-import tasks
+from albert_tf import tasks
 from albert_tf import load_tokenizer
 from albert_tf.backbone import AlbertBackbone
 from albert_tf.config import AlbertConfig
@@ -23,7 +23,7 @@ from albert_tf.export.tflite import TfliteModel
 from albert_tf.training.finetuning import save_finetuned
 from albert_tf.training.settings import FinetuneSettings
 from conftest import FIXTURES
-from tasks.finetuned import export_model
+from albert_tf.tasks.finetuned import export_model
 
 pytestmark = pytest.mark.slow
 
@@ -76,7 +76,7 @@ def _finetuned(tmp_path, vocabulary, rows, task_name="text_classification", **op
 
 def _host_logits(task, settings, model, model_dir, texts, pairs=None):
     """The model's logits on `texts` featurized on the host, as training does."""
-    from tasks.base import Example
+    from albert_tf.tasks.base import Example
 
     tokenizer = load_tokenizer(model_dir, host=True)
     examples = [Example(str(i), t, None if pairs is None else pairs[i])

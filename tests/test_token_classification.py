@@ -7,12 +7,12 @@ import os
 import numpy as np
 import pytest
 
-import tasks
+from albert_tf import tasks
 from albert_tf.tokenizer.loading import load_tokenizer
 from albert_tf.models.token_classifier import IGNORED
 from conftest import FIXTURES
-from tasks import tagging, token_data, token_features
-from tasks.token_classification import TokenOptions
+from albert_tf.tasks import tagging, token_data, token_features
+from albert_tf.tasks.token_classification import TokenOptions
 
 NER = os.path.join(FIXTURES, "ner")
 SPM = os.path.join(FIXTURES, "spm", "albert_30k_clean.model")

@@ -12,8 +12,8 @@ from albert_tf.export.token_classification import (TokenClassifierServing,
                                                    graph_word_starts, word_starts)
 from conftest import FIXTURES
 from export_helpers import SPM, assert_refuses_other_shapes, token_model
-from tasks import tagging, token_features
-from tasks.token_data import TaggedExample
+from albert_tf.tasks import tagging, token_features
+from albert_tf.tasks.token_data import TaggedExample
 
 WORDPIECE = os.path.join(FIXTURES, "wordpiece", "vocab.txt")
 ENGLISH = ["John Smith lives in New York, near the U.S. border.", "", "!!!", "   ",

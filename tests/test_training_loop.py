@@ -14,7 +14,7 @@ from conftest import FIXTURES
 from safetensors.numpy import load_file
 
 import cli_helpers as cli
-import tasks
+from albert_tf import tasks
 from albert_tf.checkpoints.weights import model_variables
 from albert_tf.training import engine, evaluation, finetuning
 from albert_tf.training.callbacks import TrainingInterrupted, update_step
@@ -131,8 +131,8 @@ def _evaluated_keys(task, tmp_path, monkeypatch):
     logits = np.array([[0.2, 0.5, 0.1], [0.9, 0.1, 0.0], [0.1, 0.2, 0.8]], np.float32)
     labels = np.array([1, 0, 0])
     if isinstance(task, tasks.get("squad").__class__):
-        from tasks.cmrc2018 import read_cmrc2018
-        from tasks.squad.data import read_squad
+        from albert_tf.tasks.cmrc2018 import read_cmrc2018
+        from albert_tf.tasks.squad.data import read_squad
 
         examples = (read_cmrc2018(os.path.join(FIXTURES, "clue", "cmrc2018", "dev.json"))
                     if task.name == "cmrc2018" else

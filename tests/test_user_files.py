@@ -8,8 +8,8 @@ import types
 
 import pytest
 
-from tasks import user_files
-from tasks.user_files import FileOptions, check_columns, read_rows, split_file
+from albert_tf.tasks import user_files
+from albert_tf.tasks.user_files import FileOptions, check_columns, read_rows, split_file
 
 
 def _write(path, content):

@@ -95,7 +95,7 @@ def _saved_model_answers(target, names, rows):
 def test_page_answers_as_the_saved_model(tmp_path, task_name):
     import export_helpers
     from albert_tf.export.settings import ExportSettings
-    from tasks import finetuned
+    from albert_tf.tasks import finetuned
 
     model_dir, _, _, _ = export_helpers.finetuned_dir(tmp_path, task_name, max_seq_length=24)
     module, _ = finetuned.build_serving_module(model_dir)
@@ -172,7 +172,7 @@ def _token_module(crf):
     from albert_tf.checkpoints import load_tokenizer
     from albert_tf.export.token_classification import TokenClassifierServing
     from export_helpers import SPM, token_model
-    from tasks import tagging
+    from albert_tf.tasks import tagging
 
     tags = tagging.tag_list(["LOC", "PER", "ORG"], "bioes" if crf else "iob2")
     model = token_model(load_tokenizer(SPM, host=True).vocabulary_size, tags, crf, 6 if crf else 3)
@@ -226,7 +226,7 @@ def _squad_module(tmp_path, qa_head="beam"):
     """A squad_v2 model (`qa_head`) whose no-answer threshold is the median of
     the host's null odds on QUESTIONS: some are answered, some not."""
     import export_helpers
-    from tasks import finetuned
+    from albert_tf.tasks import finetuned
 
     model_dir, task, settings, model = export_helpers.finetuned_dir(
         tmp_path, "squad_v2", max_seq_length=24, qa_head=qa_head)

@@ -23,7 +23,7 @@ from absl import app, flags  # noqa: E402
 from albert_tf import cli  # noqa: E402
 from albert_tf.export.settings import ExportSettings  # noqa: E402
 
-import tasks  # noqa: E402 - the registry: each task's export options become flags (no TensorFlow)
+from albert_tf import tasks  # noqa: E402 - the registry: each task's export options become flags (no TensorFlow)
 
 FLAGS = flags.FLAGS
 cli.define_flags(ExportSettings)
@@ -70,7 +70,7 @@ def run_command(values, command="export"):
     version folder; returns `{"export_dir": ..., "evaluation": ... or None}`."""
     settings = settings_from(values, command)
     cli.load_tensorflow()  # the task's module imports it: without its start-up noise
-    from tasks import finetuned
+    from albert_tf.tasks import finetuned
 
     result = finetuned.run_export(settings)  # its checks first, then the work
     if result["evaluation"]:

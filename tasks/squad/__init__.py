@@ -4,5 +4,5 @@
 module); `data` reads the JSON files and featurizes questions into
 sliding windows; `postprocess` decodes the n-best spans and writes the
 official prediction files; `evaluate` is the official v1.1 / v2.0 scoring
-(`python -m tasks.squad.evaluate`, without TensorFlow).
+(`python -m albert_tf.tasks.squad.evaluate`, without TensorFlow).
 """

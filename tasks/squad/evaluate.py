@@ -6,7 +6,7 @@ path here; where the scripts differ, a keyword names the behaviour. Scores
 are summed in dataset order with the scripts' arithmetic, so the printed
 floats agree to the last digit.
 
-    python -m tasks.squad.evaluate DATA.json PREDICTIONS.json [--na_prob_file=NA_PROBS.json]
+    python -m albert_tf.tasks.squad.evaluate DATA.json PREDICTIONS.json [--na_prob_file=NA_PROBS.json]
         [--na_prob_thresh=1.0] [--out_file=EVAL.json]   # or v2.0's --na-prob-file, -n, ...
 """
 
@@ -288,7 +288,7 @@ def find_best_threshold(predictions, na_probs, dataset):
 
 def _parse_args(argv):
     parser = argparse.ArgumentParser(
-        prog="python -m tasks.squad.evaluate",
+        prog="python -m albert_tf.tasks.squad.evaluate",
         description="Official SQuAD metrics; v1.1 or v2.0 is read from DATA.json.")
     parser.add_argument("data_file", metavar="DATA.json")
     parser.add_argument("pred_file", metavar="PREDICTIONS.json", help="question id -> answer")

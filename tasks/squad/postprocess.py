@@ -29,7 +29,7 @@ import os
 import numpy as np
 
 from albert_tf.io_utils import atomic_file
-from tasks.squad import evaluate as squad_eval
+from albert_tf.tasks.squad import evaluate as squad_eval
 
 HEADS = {"span": ("start_logits", "end_logits"),
          "beam": ("start_top_log_probs", "start_top_index", "end_top_log_probs", "end_top_index",

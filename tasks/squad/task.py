@@ -17,12 +17,12 @@ import zlib
 from albert_tf import datasets
 from albert_tf.models import AlbertSpanQA, AlbertBeamQA
 from albert_tf.training.run_folder import RESULTS_FILE
-from tasks import register
-from tasks.squad import evaluate as squad_eval
-from tasks.base import Task
-from tasks.options import SquadExportOptions, SquadOptions
-from tasks.squad.data import featurize, read_squad
-from tasks.squad.postprocess import (apply_threshold, best_null_threshold, decode_spans,
+from albert_tf.tasks import register
+from albert_tf.tasks.squad import evaluate as squad_eval
+from albert_tf.tasks.base import Task
+from albert_tf.tasks.options import SquadExportOptions, SquadOptions
+from albert_tf.tasks.squad.data import featurize, read_squad
+from albert_tf.tasks.squad.postprocess import (apply_threshold, best_null_threshold, decode_spans,
                                      write_prediction_files)
 
 MODEL_INPUTS = ("token_ids", "segment_ids", "p_mask")
