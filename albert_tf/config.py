@@ -16,7 +16,10 @@ SHARING_MODES = ("all", "attention", "ffn", "none")
 ACTIVATIONS = ("gelu_approximate", "gelu", "relu")
 EMBEDDING_PROJECTIONS = ("summed", "word")
 
-_PRESET_DIR = os.path.join(os.path.dirname(os.path.dirname(__file__)), "configs", "models")
+# The presets and recipes: `configs/` of the repository, installed as `albert_tf/configs`
+# (a link to it in the checkout).
+CONFIGS_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "configs")
+_PRESET_DIR = os.path.join(CONFIGS_DIR, "models")
 
 
 @dataclasses.dataclass(frozen=True)

@@ -6,7 +6,7 @@ here by name, with the module that registers each and its options class:
 their names, options (the commands' flags) and recipes are known without
 importing TensorFlow, so that a command checks its settings within a second,
 and a task's module is imported when the task is first looked up
-(`tasks.get`). Light tools such as `tasks.squad.evaluate` start without it too.
+(`tasks.get`). Light tools such as `albert_tf.tasks.squad.evaluate` start without it too.
 """
 
 import dataclasses

@@ -5,12 +5,12 @@ import copy
 import dataclasses
 import os
 
+from albert_tf.config import CONFIGS_DIR
 from albert_tf.io_utils import read_json
 
 # The words of metric names for which lower is better.
 LOWER_IS_BETTER = {"loss", "mse", "mae", "rmse", "error", "perplexity"}
-RECIPES_FILE = os.path.join(os.path.dirname(os.path.dirname(__file__)), "configs",
-                            "finetune_recipes.json")
+RECIPES_FILE = os.path.join(CONFIGS_DIR, "finetune_recipes.json")
 
 
 @dataclasses.dataclass(frozen=True)

@@ -1,8 +1,10 @@
 """The layering the architecture promises (ARCHITECTURE.md), read from the source.
 
-- No library module under albert_tf/ imports `tasks`; only the command-line
-  programs do (they wire the task registry to the library).
+- No library module under albert_tf/ imports `albert_tf.tasks` (the repository's
+  tasks/); only the command-line programs do (they wire the task registry to the library).
 - `tasks` imports no command-line program.
+- Nothing imports a top-level `tasks` or `configs`: the installed package has one
+  top-level name, `albert_tf`.
 - The name a SentencePiece model is shipped under lives in its vocabulary type only.
 - ARCHITECTURE.md lists the commands of `albert_tf.commands.COMMANDS`, the one list.
 """
@@ -38,19 +40,35 @@ def _imports(path):
             yield from (alias.name for alias in node.names)
         elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
             yield node.module
+            # `from albert_tf import tasks` imports the module albert_tf.tasks.
+            yield from (f"{node.module}.{alias.name}" for alias in node.names)
 
 
 def test_no_library_module_imports_tasks():
     offenders = [f"{relative}: {name}" for relative, path in _python_files("albert_tf")
                  if relative not in PROGRAMS
-                 for name in _imports(path) if name == "tasks" or name.startswith("tasks.")]
+                 for name in _imports(path) if _is_tasks(name)]
+    assert offenders == []
+
+
+def _is_tasks(name):
+    return name == "albert_tf.tasks" or name.startswith("albert_tf.tasks.")
+
+
+def test_nothing_imports_a_top_level_tasks_or_configs():
+    offenders = [f"{relative}: {name}" for folder in ("albert_tf", "tasks", "tests", "bench")
+                 for relative, path in _python_files(folder)
+                 for name in _imports(path) if name.split(".")[0] in ("tasks", "configs")]
     assert offenders == []
 
 
 def test_the_checker_sees_imports_inside_functions(tmp_path):
     module = tmp_path / "m.py"
-    module.write_text("def f():\n    from tasks.finetuned import load_finetuned\n")
-    assert list(_imports(str(module))) == ["albert_tf.tasks.finetuned"]
+    module.write_text("def f():\n    from albert_tf.tasks.finetuned import load_finetuned\n"
+                      "from albert_tf import tasks\n")
+    assert sorted(name for name in _imports(str(module)) if _is_tasks(name)) == [
+        "albert_tf.tasks", "albert_tf.tasks.finetuned",
+        "albert_tf.tasks.finetuned.load_finetuned"]
 
 
 def test_tasks_import_no_command():

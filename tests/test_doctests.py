@@ -22,6 +22,8 @@ def modules_with_examples():
                     if not any(line.lstrip().startswith(">>>") for line in f):
                         continue
                 module = os.path.relpath(path, ROOT)[:-len(".py")].replace(os.sep, ".")
+                if package == "tasks":  # installed (and imported) as albert_tf.tasks
+                    module = f"albert_tf.{module}"
                 names.append(module[:-len(".__init__")] if module.endswith(".__init__")
                              else module)
     return sorted(names)

@@ -28,11 +28,14 @@ def test_the_installed_package_runs_its_console_script_from_another_folder(tmp_p
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
     env = dict(os.environ, PYTHONPATH=str(site), TF_CPP_MIN_LOG_LEVEL="2")
-    where = subprocess.run([sys.executable, "-c", "import albert_tf, tasks; "
-                            "print(albert_tf.__file__); print(tasks.__file__)"],
+    where = subprocess.run([sys.executable, "-c", "import albert_tf.tasks; "
+                            "print(albert_tf.__file__); print(albert_tf.tasks.__file__)"],
                            capture_output=True, text=True, cwd=elsewhere, env=env, timeout=60)
     assert where.stdout.split() == [str(site / "albert_tf" / "__init__.py"),
-                                    str(site / "tasks" / "__init__.py")], where.stderr
+                                    str(site / "albert_tf" / "tasks" / "__init__.py")], where.stderr
+    # One top-level name of the project's own (and its console script, metadata).
+    assert sorted(p.name for p in site.iterdir() if not p.name.endswith(".dist-info")) == [
+        "albert_tf", "bin"]
     # The presets travel with the package (configs/), so a preset resolves.
     report = subprocess.run([str(script), "inspect", "--model=albert_base", "--seq_length=128"],
                             capture_output=True, text=True, cwd=elsewhere, env=env, timeout=120)
