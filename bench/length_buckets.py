@@ -20,7 +20,7 @@ from common import ROOT, emit, table
 def pair_lengths(data_dir, vocab, max_length):
     import numpy as np
 
-    from albert_tf.checkpoints import load_tokenizer
+    from albert_tf.tokenizer.loading import load_tokenizer
 
     tokenizer = load_tokenizer(vocab, host=True)
     with open(os.path.join(data_dir, "train.tsv"), encoding="utf-8") as f:

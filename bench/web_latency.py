@@ -80,7 +80,7 @@ def _dev_pairs(data_dir):
 def _base_bundle(folder, max_seq_length):
     """`web.write` of a random albert-base MRPC classifier into `folder`."""
     from albert_tf.backbone import AlbertBackbone
-    from albert_tf.checkpoints import load_tokenizer
+    from albert_tf.tokenizer.loading import load_tokenizer
     from albert_tf.config import AlbertConfig
     from albert_tf.export import web
     from albert_tf.export.classification import ClassifierServing
@@ -227,7 +227,7 @@ def accuracy(model_dir, examples, work):
     import numpy as np
     import tensorflow as tf
 
-    from albert_tf.checkpoints import load_tokenizer
+    from albert_tf.tokenizer.loading import load_tokenizer
     from albert_tf.export import exporter, web
     from albert_tf.export.tflite import TfliteModel
     from albert_tf.tasks.classification import encode_pairs

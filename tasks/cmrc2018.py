@@ -53,7 +53,7 @@ def read_cmrc2018(path):
 def place_answer(context, text, start):
     """`[start, end)` of an answer in its context, or None if its text is not there.
 
-    Where `answer_start` says when it is there (`squad_data.answer_char_span`:
+    Where `answer_start` says when it is there (`squad.data.answer_char_span`:
     the exact text, or its words with other spacing); else the occurrence of
     the text nearest to `start` (the earlier on a tie; the first for -1).
     """

@@ -171,7 +171,7 @@ def test_the_wheel_holds_every_package_and_the_configs(wheel):
         if "__init__.py" in files:
             package = os.path.relpath(folder, ROOT).replace(os.sep, "/")
             assert f"{package}/__init__.py" in names, f"{package} is missing from the wheel"
-    assert "albert_tf/tasks/__init__.py" in names and "albert_tf/tasks/squad_eval.py" in names
+    assert "albert_tf/tasks/__init__.py" in names and "albert_tf/tasks/squad/evaluate.py" in names
     assert ("albert_tf/configs/models/albert_base.json" in names
             and "albert_tf/configs/finetune_recipes.json" in names)
     # One top-level name: no `tasks` or `configs` beside other projects' packages.

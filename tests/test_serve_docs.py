@@ -23,7 +23,7 @@ import serve_helpers
 from albert_tf import tasks
 from albert_tf import cli
 from albert_tf.backbone import AlbertBackbone
-from albert_tf.checkpoints import load_tokenizer
+from albert_tf.tokenizer.loading import load_tokenizer
 from albert_tf.commands import COMMANDS
 from albert_tf.config import AlbertConfig
 from albert_tf.serving.settings import ServeSettings

@@ -169,7 +169,7 @@ CHOICES = [  # (context, question, choices one a line; "" lines are no choice)
 
 
 def _token_module(crf):
-    from albert_tf.checkpoints import load_tokenizer
+    from albert_tf.tokenizer.loading import load_tokenizer
     from albert_tf.export.token_classification import TokenClassifierServing
     from export_helpers import SPM, token_model
     from albert_tf.tasks import tagging
@@ -181,7 +181,7 @@ def _token_module(crf):
 
 def _choice_module():
     from albert_tf.backbone import AlbertBackbone
-    from albert_tf.checkpoints import load_tokenizer
+    from albert_tf.tokenizer.loading import load_tokenizer
     from albert_tf.config import AlbertConfig
     from albert_tf.export.multiple_choice import MultipleChoiceServing
     from albert_tf.models import AlbertMultipleChoice
@@ -194,7 +194,7 @@ def _choice_module():
 
 def _multi_label_module():
     from albert_tf.backbone import AlbertBackbone
-    from albert_tf.checkpoints import load_tokenizer
+    from albert_tf.tokenizer.loading import load_tokenizer
     from albert_tf.config import AlbertConfig
     from albert_tf.export.classification import MultiLabelServing
     from albert_tf.models import AlbertClassifier
@@ -210,7 +210,7 @@ def _windowed_module():
     """A pair classifier exported from a `--long_inputs=window` run: long texts
     are scored in windows of 16 tokens at a stride of 4, their logits averaged."""
     from albert_tf.backbone import AlbertBackbone
-    from albert_tf.checkpoints import load_tokenizer
+    from albert_tf.tokenizer.loading import load_tokenizer
     from albert_tf.config import AlbertConfig
     from albert_tf.export.classification import ClassifierServing
     from albert_tf.models import AlbertClassifier
@@ -282,7 +282,7 @@ def test_page_answers_as_the_saved_model_for_every_task_type(tmp_path, case):
     are the SavedModel's `serving_default` answers to the same inputs (one row a call)."""
     import tensorflow as tf
 
-    from albert_tf.checkpoints import load_tokenizer
+    from albert_tf.tokenizer.loading import load_tokenizer
     from albert_tf.export import exporter
     from export_helpers import SPM
 

@@ -183,7 +183,7 @@ for _variant in TFLITE_VARIANTS:
 
 
 def _write_web(job, path):
-    from albert_tf.checkpoints import load_tokenizer
+    from albert_tf.tokenizer.loading import load_tokenizer
     from albert_tf.export import web
 
     host = load_tokenizer(job.model_dir, host=True)

@@ -10,7 +10,7 @@ has a trainer (`VocabularyType.train`; the command is `trainers.train`). Sentenc
 PREFIX.vocab (settings: `training.ALBERT_TRAINER_OPTIONS`); each input line
 goes through ALBERT's `preprocess_text` first. WordPiece writes DIR/vocab.txt ([PAD], [UNK], [CLS],
 [SEP], [MASK] first) and DIR/tokenizer_config.json (its casing), learnt from
-the words of BERT's `BasicTokenizer` (`wordpiece_training`); `--vocab_file=DIR`
+the words of BERT's `BasicTokenizer` (`wordpiece.training`); `--vocab_file=DIR`
 (or `albert_tf.load_tokenizer(DIR)`) reads it back.
 """
 

@@ -9,7 +9,7 @@ from albert_tf.tokenizer.base import VocabularyIds
 class StringLayer(VocabularyIds, keras.layers.Layer):
     """A Keras layer taking a string scalar or a `(batch_size,)` batch of
     strings and giving int32 outputs; the base of each vocabulary type's
-    in-graph tokenizer (`layer.AlbertTokenizer`, `wordpiece_layer.WordPieceTokenizer`).
+    in-graph tokenizer (`sentencepiece.layer.AlbertTokenizer`, `wordpiece.layer.WordPieceTokenizer`).
     """
 
     def __init__(self, **kwargs):

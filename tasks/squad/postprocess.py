@@ -165,7 +165,7 @@ def decode_spans(examples, features, outputs, n_best_size=20, max_answer_length=
 
     Args:
         examples: the `SquadExample`s that `features` were made from.
-        features: `squad_data.featurize`'s `Features` (N windows, length L).
+        features: `data.featurize`'s `Features` (N windows, length L).
         outputs: numpy arrays in window order. head "span": `start_logits`,
             `end_logits` (N, L) float32 (-inf past a batch's padding). head "beam":
             `start_top_log_probs`, `start_top_index` (N, k); `end_top_log_probs`,

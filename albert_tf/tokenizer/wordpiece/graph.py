@@ -1,6 +1,6 @@
 """In-graph BERT `BasicTokenizer` with character alignment (TensorFlow ops only).
 
-The same computation as `wordpiece_host` (tested): each input character gets
+The same computation as `wordpiece.host` (tested): each input character gets
 its kind and emission from constant tables built on the host
 (`WordPieceTables`, from `wordpiece_chars`), then the emitted characters are
 cut into words with cumulative sums. Everything works on flat arrays of a

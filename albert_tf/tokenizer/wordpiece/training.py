@@ -1,6 +1,6 @@
 """Training a WordPiece vocabulary (for pretraining in a new language).
 
-The words are BERT's own (`wordpiece_host.basic_tokenize`, the tokenizer the
+The words are BERT's own (`wordpiece.host.basic_tokenize`, the tokenizer the
 vocabulary will be used with); the Hugging Face `tokenizers` package learns
 the pieces from them (its `WordPieceTrainer`: BPE merges, "##" for pieces
 inside a word), with nothing of its own normalization or pre-tokenization
