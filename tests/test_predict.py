@@ -72,8 +72,16 @@ def test_jsonl_file_in_batches_with_the_highest_version(tmp_path, tmp_path_facto
     assert api.load(root).predict(ROWS, batch_size=2) == lines
     assert api.predict(str(root), [(r["question"], r["context"]) for r in ROWS]) == \
         [{k: v for k, v in line.items() if k != "id"} for line in lines]
-    folder = api.load(helpers.exported(tmp_path_factory, "squad_v2")[1])
-    for got, line in zip(folder.predict(ROWS), lines):
+
+
+@pytest.mark.slow
+def test_a_squad_model_folder_answers_as_its_export(tmp_path_factory):
+    # (the default tier loads a text classifier's folder: tests/test_api.py)
+    from albert_tf import api
+
+    version_dir, model_dir = helpers.exported(tmp_path_factory, "squad_v2")[:2]
+    lines = api.load(version_dir).predict(ROWS, batch_size=2)
+    for got, line in zip(api.load(model_dir).predict(ROWS), lines):
         assert got["answer"] == line["answer"] and got.get("id") == line.get("id")
         np.testing.assert_allclose(got["null_odds"], line["null_odds"], rtol=1e-5, atol=1e-5)
 
