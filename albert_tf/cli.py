@@ -100,6 +100,18 @@ def check_flag_names(values, known, command):
                          + (f"; did you mean --{near[0]}?" if near else ""))
 
 
+def without_aliases(values, aliases):
+    """`values` (flag name -> value) with each alias (`{alias: flag}`) under its
+    flag's name; a flag given under both names raises ValueError naming both."""
+    values = dict(values)
+    for alias, name in aliases.items():
+        if alias in values:
+            if name in values:
+                raise ValueError(f"give --{name} or its alias --{alias}, not both")
+            values[name] = values.pop(alias)
+    return values
+
+
 def missing_required(values, required):
     """Raises ValueError naming the `required` flags that `values` (name -> value)
     lacks or leaves empty."""

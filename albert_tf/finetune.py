@@ -65,12 +65,7 @@ def split_flags(values, command="finetune"):
     options under `task_options`), the `RepeatSettings`, `--config`, `--demo`.
     An unknown flag or a bad repeat setting raises `ValueError` naming it."""
     cli.check_flag_names(values, flag_names(), command)
-    values = dict(values)
-    for alias, name in ALIASES.items():
-        if alias in values:
-            if name in values:
-                raise ValueError(f"give --{name} or its alias --{alias}, not both")
-            values[name] = values.pop(alias)
+    values = cli.without_aliases(values, ALIASES)
     given = {k: v for k, v in values.items() if k in cli.flag_names(FinetuneSettings)}
     options = {k: v for k, v in values.items() if k not in given and k in
                {name for options in OPTION_CLASSES for name in cli.flag_names(options)}}

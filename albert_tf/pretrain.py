@@ -32,7 +32,7 @@ def run_command(values, command="pretrain"):
     """The command, from its flags as given (`{name: value}`): what `main` runs and
     `albert_tf.api.pretrain` calls. Prints the summary; returns the results."""
     cli.check_flag_names(values, (*cli.flag_names(PretrainSettings), *ALIASES), command)
-    values = {ALIASES.get(k, k): v for k, v in values.items()}
+    values = cli.without_aliases(values, ALIASES)
     cli.missing_required(values, ("input_files", "output_dir"))
     settings = PretrainSettings.from_dict(values)
     cli.load_tensorflow()  # after the checks

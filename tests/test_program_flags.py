@@ -67,3 +67,16 @@ def test_helpfull_lists_the_generated_flags():
     assert "Traceback" not in result.stderr
     for name in PROGRAMS[InspectSettings]:
         assert f"--{name}" in result.stdout or f"--[no]{name}" in result.stdout, name
+
+
+def test_an_alias_stands_for_its_flag_and_both_together_are_refused():
+    from albert_tf import api, cli
+
+    aliases = {"spm_model": "vocab_file"}
+    assert cli.without_aliases({"spm_model": "a.model", "seed": 1}, aliases) == {
+        "vocab_file": "a.model", "seed": 1}
+    with pytest.raises(ValueError, match=r"^give --vocab_file or its alias --spm_model, not "
+                                         r"both$"):
+        cli.without_aliases({"spm_model": "a", "vocab_file": "b"}, aliases)
+    with pytest.raises(ValueError, match="give --formats or its alias --tflite_variants"):
+        api.export(model_dir="m", export_dir="e", formats="tflite", tflite_variants="int8")

@@ -49,12 +49,7 @@ def settings_from(values, command="export"):
     """The `ExportSettings` of the command's flags as given (`{name: value}`; a list
     of formats may be a Python list), the task options under `task_options`."""
     cli.check_flag_names(values, flag_names(), command)
-    values = dict(values)
-    for alias, name in ALIASES.items():
-        if alias in values:
-            if name in values:
-                raise ValueError(f"give --{name} or its older spelling --{alias}, not both")
-            values[name] = values.pop(alias)
+    values = cli.without_aliases(values, ALIASES)
     if isinstance(values.get("formats"), (list, tuple)):
         values["formats"] = ",".join(values["formats"])
     cli.missing_required(values, ("model_dir", "export_dir"))
