@@ -6,7 +6,8 @@ here by name, with the module that registers each and its options class:
 their names, options (the commands' flags) and recipes are known without
 importing TensorFlow, so that a command checks its settings within a second,
 and a task's module is imported when the task is first looked up
-(`tasks.get`). Light tools such as `albert_tf.tasks.squad.evaluate` start without it too.
+(`tasks.get`). Light tools such as `albert_tf.tasks.squad.evaluate` start without
+it too.
 """
 
 import dataclasses
@@ -24,7 +25,8 @@ DECLARED = {
     **{name: ("albert_tf.tasks.classification", _LONG_INPUTS)
        for name in ("cola", "sst2", "mrpc", "stsb", "qqp", "mnli", "qnli", "rte", "wnli")},
     "squad": ("albert_tf.tasks.squad.task", _SQUAD),
-    "squad_v2": ("albert_tf.tasks.squad.task", _SQUAD, "albert_tf.tasks.options:SquadExportOptions"),
+    "squad_v2": ("albert_tf.tasks.squad.task", _SQUAD,
+                 "albert_tf.tasks.options:SquadExportOptions"),
     **{name: ("albert_tf.tasks.clue", _LONG_INPUTS)
        for name in ("afqmc", "tnews", "iflytek", "cmnli", "ocnli", "cluewsc2020", "csl")},
     "cmrc2018": ("albert_tf.tasks.cmrc2018", "albert_tf.tasks.options:Cmrc2018Options"),
@@ -33,10 +35,12 @@ DECLARED = {
                             "albert_tf.tasks.text_classification_data:TextExportOptions"),
     "text_regression": ("albert_tf.tasks.text_classification",
                         "albert_tf.tasks.text_classification_data:TextOptions"),
-    "multiple_choice": ("albert_tf.tasks.multiple_choice", "albert_tf.tasks.options:MultipleChoiceOptions"),
+    "multiple_choice": ("albert_tf.tasks.multiple_choice",
+                        "albert_tf.tasks.options:MultipleChoiceOptions"),
     "race": ("albert_tf.tasks.race", _CHOICE),
     "c3": ("albert_tf.tasks.c3", _CHOICE),
-    "token_classification": ("albert_tf.tasks.token_classification", "albert_tf.tasks.options:TokenOptions"),
+    "token_classification": ("albert_tf.tasks.token_classification",
+                             "albert_tf.tasks.options:TokenOptions"),
 }
 
 REGISTRY = Registry("task", declared={name: entry[0] for name, entry in DECLARED.items()})
