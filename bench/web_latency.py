@@ -228,7 +228,7 @@ def accuracy(model_dir, examples, work):
     import tensorflow as tf
 
     from albert_tf.tokenizer.loading import load_tokenizer
-    from albert_tf.export import exporter, web
+    from albert_tf.export import exporter
     from albert_tf.export.tflite import TfliteModel
     from albert_tf.tasks.classification import encode_pairs
     from albert_tf.tasks.finetuned import build_serving_module
@@ -236,8 +236,9 @@ def accuracy(model_dir, examples, work):
     model_dir = exporter.resolve_model_dir(model_dir)
     module, info = build_serving_module(model_dir)
     host = load_tokenizer(model_dir, host=True)
-    target = exporter.write_export(module, info, str(work / "export" / "1"),
-                                   web=lambda f: web.write(module, host, f, "dynamic_int8"))
+    # (the web format's default variant: dynamic int8)
+    target = exporter.write_export(module, info, str(work / "export" / "1"), formats=("web",),
+                                   model_dir=model_dir)
     labels = np.array([int(e.label) for e in examples])
     serve = tf.saved_model.load(target).signatures["serving_default"]
     saved = np.concatenate([serve(text_a=tf.constant([e.text_a for e in examples[i:i + 32]]),

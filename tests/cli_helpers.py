@@ -65,3 +65,22 @@ def one_line_error(result):
     lines = [l for l in result.stderr.strip().splitlines() if l.startswith("error:")]
     assert len(lines) == 1, result.stderr
     return lines[0]
+
+
+# A fine-tuning process for the search's trials (`albert_tf.tuning.watch.start_finetune`'s
+# stand-in): its dev accuracy is learning_rate x 1000 + seed / 100 of its --config.
+FAKE_FINETUNE = """
+import json, os, sys
+args = dict(a[2:].split("=", 1) for a in sys.argv[1:])
+config = json.load(open(args["config"]))
+os.makedirs(args["output_dir"], exist_ok=True)
+value = config["learning_rate"] * 1000 + config["seed"] / 100
+json.dump({"dev": {"accuracy": value}}, open(os.path.join(args["output_dir"],
+                                                            "eval_results.json"), "w"))
+"""
+
+
+def start_fake_finetune(task_name, config, output_dir, log_path):
+    """`watch.start_finetune` with `FAKE_FINETUNE` as the process."""
+    return subprocess.Popen([sys.executable, "-c", FAKE_FINETUNE, f"--task={task_name}",
+                             f"--config={config}", f"--output_dir={output_dir}"])

@@ -215,32 +215,13 @@ def test_pretrain_from_the_shell_equals_the_function(tmp_path):
     assert results["eval"] == shell["eval"] and results["train"]["step"] == 4
 
 
-# A fine-tuning process for the search's trials: its dev accuracy from its settings.
-FAKE_FINETUNE = """
-import json, os, sys
-args = dict(a[2:].split("=", 1) for a in sys.argv[1:])
-config = json.load(open(args["config"]))
-os.makedirs(args["output_dir"], exist_ok=True)
-value = config["learning_rate"] * 1000 + config["seed"] / 100
-json.dump({"dev": {"accuracy": value}}, open(os.path.join(args["output_dir"],
-                                                            "eval_results.json"), "w"))
-"""
-
-
 def test_search_equals_its_command(tmp_path, monkeypatch, capsys):
     pytest.importorskip("optuna")
-    import subprocess
-    import sys
-
     from albert_tf import api
     from albert_tf import search as search_program
     from albert_tf.tuning import watch
 
-    def start(task_name, config, output_dir, log_path):
-        return subprocess.Popen([sys.executable, "-c", FAKE_FINETUNE, f"--task={task_name}",
-                                 f"--config={config}", f"--output_dir={output_dir}"])
-
-    monkeypatch.setattr(watch, "start_finetune", start)
+    monkeypatch.setattr(watch, "start_finetune", cli.start_fake_finetune)
     values = {"task": "mrpc", "data_dir": str(tmp_path), "space": "learning_rate=1e-3,2e-3",
               "sampler": "grid", "trials": 2, "seeds_per_trial": 1}
     command_dir, api_dir = tmp_path / "command", tmp_path / "api"

@@ -177,26 +177,14 @@ def test_a_failed_trial_is_marked_and_stops_the_search(tmp_path):
     assert [t.state for t in made.trials] == [optuna.trial.TrialState.FAIL]
 
 
-FAKE_FINETUNE = """
-import json, os, sys
-args = dict(a[2:].split("=", 1) for a in sys.argv[1:])
-config = json.load(open(args["config"]))
-os.makedirs(args["output_dir"], exist_ok=True)
-value = config["learning_rate"] * 1000 + config["seed"] / 100
-json.dump({"dev": {"accuracy": value}}, open(os.path.join(args["output_dir"],
-                                                            "eval_results.json"), "w"))
-"""
-
-
 def test_a_trial_runs_each_seed_as_a_finetune_process(tmp_path, monkeypatch):
-    import subprocess
+    from cli_helpers import start_fake_finetune
 
     started = []
 
     def start(task_name, config, output_dir, log_path):
         started.append((task_name, output_dir))
-        return subprocess.Popen([sys.executable, "-c", FAKE_FINETUNE, f"--task={task_name}",
-                                 f"--config={config}", f"--output_dir={output_dir}"])
+        return start_fake_finetune(task_name, config, output_dir, log_path)
 
     monkeypatch.setattr(watch, "start_finetune", start)
     def make_config(params, seed):

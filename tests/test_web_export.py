@@ -74,6 +74,24 @@ def _serve(folder):
     return server
 
 
+def _page_answers(tmp_path, target, names, rows, timeout):
+    """The answers the export's page (served from `target`/web) gives to `rows`
+    typed into it (one call a row), from headless Chromium."""
+    cases = tmp_path / "cases.jsonl"
+    cases.write_text("".join(json.dumps(dict(zip(names, row))) + "\n" for row in rows),
+                     encoding="utf-8")
+    server = _serve(pathlib.Path(target) / "web")
+    try:
+        url = f"http://127.0.0.1:{server.server_address[1]}/index.html"
+        out = subprocess.run([NODE, str(ROOT / "tests" / "web" / "drive_page.mjs"), url,
+                              str(cases), str(tmp_path / "answers.json")],
+                             capture_output=True, text=True, timeout=timeout)
+    finally:
+        server.shutdown()
+    assert out.returncode == 0, out.stderr[-3000:]
+    return json.loads((tmp_path / "answers.json").read_text(encoding="utf-8"))["answers"]
+
+
 def _saved_model_answers(target, names, rows):
     import tensorflow as tf
 
@@ -103,19 +121,7 @@ def test_page_answers_as_the_saved_model(tmp_path, task_name):
         model_dir=model_dir, export_dir=str(tmp_path / "export"), precision="fp32",
         formats="web", web_variant="float32"))["export_dir"]
     names = web.head_settings(module)["inputs"]
-    cases = tmp_path / "cases.jsonl"
-    cases.write_text("".join(json.dumps(dict(zip(names, row))) + "\n" for row in TEXTS),
-                     encoding="utf-8")
-    server = _serve(pathlib.Path(target) / "web")
-    try:
-        url = f"http://127.0.0.1:{server.server_address[1]}/index.html"
-        out = subprocess.run([NODE, str(ROOT / "tests" / "web" / "drive_page.mjs"), url,
-                              str(cases), str(tmp_path / "answers.json")],
-                             capture_output=True, text=True, timeout=600)
-    finally:
-        server.shutdown()
-    assert out.returncode == 0, out.stderr[-3000:]
-    page = json.loads((tmp_path / "answers.json").read_text(encoding="utf-8"))["answers"]
+    page = _page_answers(tmp_path, target, names, TEXTS, timeout=600)
     expected = _saved_model_answers(target, names, TEXTS)
     assert len(page) == len(TEXTS)
     for i, (row, got) in enumerate(zip(TEXTS, page)):
@@ -289,23 +295,11 @@ def test_page_answers_as_the_saved_model_for_every_task_type(tmp_path, case):
     build, rows = CASES[case]
     rows = [row if isinstance(row, tuple) else (row,) for row in rows]
     module = build(tmp_path)
-    target = exporter.write_export(
-        module, {"task": case}, str(tmp_path / "export" / "1"),
-        web=lambda f: web.write(module, load_tokenizer(SPM, host=True), f, "float32"))
+    # (a module built here, with no model folder: its bundle written beside the SavedModel)
+    target = exporter.write_export(module, {"task": case}, str(tmp_path / "export" / "1"))
+    web.write(module, load_tokenizer(SPM, host=True), pathlib.Path(target) / "web", "float32")
     names = web.head_settings(module)["inputs"]
-    cases = tmp_path / "cases.jsonl"
-    cases.write_text("".join(json.dumps(dict(zip(names, row))) + "\n" for row in rows),
-                     encoding="utf-8")
-    server = _serve(pathlib.Path(target) / "web")
-    try:
-        url = f"http://127.0.0.1:{server.server_address[1]}/index.html"
-        out = subprocess.run([NODE, str(ROOT / "tests" / "web" / "drive_page.mjs"), url,
-                              str(cases), str(tmp_path / "answers.json")],
-                             capture_output=True, text=True, timeout=900)
-    finally:
-        server.shutdown()
-    assert out.returncode == 0, out.stderr[-3000:]
-    page = json.loads((tmp_path / "answers.json").read_text(encoding="utf-8"))["answers"]
+    page = _page_answers(tmp_path, target, names, rows, timeout=900)
     assert len(page) == len(rows)
     serve = tf.saved_model.load(target).signatures["serving_default"]
     for i, row in enumerate(rows):
