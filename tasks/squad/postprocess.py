@@ -2,24 +2,26 @@
 
 Works from the arrays of `tasks.squad.data.featurize` alone (`question_index`,
 `token_start_char`, `token_end_char`, `token_is_max_context`), so cached
-features decode the same as fresh ones. Two heads (`decode_spans`'s `head`):
+features decode the same as fresh ones. The rules (candidates of each head,
+validity, scores, whitespace, the best answer, null odds) are
+`albert_tf.export.squad.decode`'s, the functions the served model runs in
+its graph: `decode_spans` runs them eagerly over chunks of windows, so
+predictions.json holds by construction the answer the served model gives.
+What is left here is what only evaluation needs: the official n-best lists
+and the files.
 
-- "span": BERT-style start/end logits (`AlbertSpanQA`). Every valid span of
-  every window is scored (start + end logit), not only the pairs of the
-  n_best_size highest starts and ends as google-research/albert
-  `accumulate_predictions_v1` does; the ranking is the same, and the best span
-  cannot be missed because its start or end was outside a top-n.
-- "beam": ALBERT's beam head (`AlbertBeamQA`): the candidates are the model's
-  `start_n_top` x `end_n_top` pairs, scored by start + end log-probability, as
-  `accumulate_predictions_v2`.
+Heads (`decode_spans`'s `head`): "span", BERT-style start/end logits
+(`AlbertSpanQA`); every valid span of a window is scored, not only the pairs
+of the n_best_size highest starts and ends as google-research/albert
+`accumulate_predictions_v1` does (the ranking is the same, and the best span
+cannot be missed because its start or end was outside a top-n), and each
+window contributes its n_best_size best. "beam", ALBERT's beam head
+(`AlbertBeamQA`): all valid `start_n_top` x `end_n_top` pairs, as
+`accumulate_predictions_v2`.
 
-A candidate is valid when both ends are context tokens of its window, end >=
-start, it spans at most `max_answer_length` tokens and the window is the start
-token's max-context window. Per question the candidates of all windows are
-ranked together; texts seen already are skipped (the reference's
-`seen_predictions`), as are spans whose text is empty or only whitespace (they
-would read as "no answer"). Texts are `context[start_char:end_char]` of the
-original paragraph, stripped of outer whitespace as the reference strips them.
+The n-best list of a question ranks the candidates of all its windows
+together (ties: earlier window, then the window's own order); texts seen
+already are skipped (the reference's `seen_predictions`).
 """
 
 import json
@@ -27,90 +29,59 @@ import math
 import os
 
 import numpy as np
+import tensorflow as tf
 
+from albert_tf.export.squad import decode
 from albert_tf.io_utils import atomic_file
 from albert_tf.tasks.squad import evaluate as squad_eval
+from albert_tf.tokenizer.sentencepiece.graph_ops import Chars
 
 HEADS = {"span": ("start_logits", "end_logits"),
          "beam": ("start_top_log_probs", "start_top_index", "end_top_log_probs", "end_top_index",
                 "cls_logits")}
 # The n-best score names each head writes (the reference's names for v2).
 _SCORE_NAMES = {"span": ("start_logit", "end_logit"), "beam": ("start_log_prob", "end_log_prob")}
-# Best span score of a question with no valid span: the reference's nonce
-# entry (start and end log-probabilities -1e6 each), so its null odds is huge.
-NO_SPAN_SCORE = -2e6
 FILES = {"predictions": "predictions.json", "nbest": "nbest_predictions.json",
          "null_odds": "null_odds.json"}
+# Windows per eager call: the span head scores (256, 384 * 30) candidates at once.
+_CHUNK = 256
 
 
-def _valid(arrays, window, start, end, max_answer_length):
-    """bool mask of candidate spans `(window, start, end)` (equal-shape int arrays)."""
-    length = arrays["token_start_char"].shape[1]
-    inside = (start >= 0) & (start < length) & (end >= 0) & (end < length)
-    start, end = np.clip(start, 0, length - 1), np.clip(end, 0, length - 1)
-    chars = arrays["token_start_char"]
-    return (inside & (chars[window, start] >= 0) & (chars[window, end] >= 0)
-            & (arrays["token_is_max_context"][window, start] == 1)
-            & (end >= start) & (end - start < max_answer_length))
+def _contexts(examples):
+    """`(decode.Contexts, row, splits)`: the examples' distinct contexts as code
+    points, each example's row among them, and the rows' flat offsets."""
+    rows = {}
+    row = np.array([rows.setdefault(e.context, len(rows)) for e in examples], np.int64)
+    # Code points as Python indexes strings (a lone surrogate is one, too).
+    points = [np.frombuffer(text.encode("utf-32-le", "surrogatepass"), np.uint32)
+              for text in rows]
+    lengths = np.array([len(p) for p in points], np.int32)
+    splits = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int32)
+    cp = np.concatenate(points).astype(np.int32) if points else np.zeros(0, np.int32)
+    chars = Chars(cp=tf.constant(cp), splits=tf.constant(splits),
+                  row_ids=tf.constant(np.repeat(np.arange(len(points), dtype=np.int32), lengths)),
+                  pos=tf.range(len(cp)))
+    return decode.Contexts.build(chars), row, splits
 
 
-def _top(scores, k):
-    """Indices of the k largest `scores`, best first; ties in index order (deterministic)."""
-    kth = np.partition(scores, scores.size - k)[scores.size - k]
-    top = np.flatnonzero(scores >= kth)  # a partial sort, then a small stable one
-    return top[np.argsort(-scores[top], kind="stable")][:k]
+def _window_tops(arrays, outputs, head, contexts, window_offset, k, max_answer_length):
+    """`decode.Top` (numpy) of every window, computed `_CHUNK` windows at a time."""
+    parts = []
+    for lo in range(0, len(window_offset), _CHUNK):
+        rows = slice(lo, lo + _CHUNK)
+        is_context = arrays["token_start_char"][rows] >= 0
 
+        def flat(name):  # row-relative characters -> flat ones; -1 off the context
+            chars = arrays[name][rows] + window_offset[rows, None]
+            return np.where(is_context, chars, -1).astype(np.int32)
 
-def _span_candidates(arrays, outputs, n_best_size, max_answer_length):
-    """`(window, start, end, start_score, end_score)` arrays: each window's n best valid spans."""
-    start_logits, end_logits = outputs["start_logits"], outputs["end_logits"]
-    length = start_logits.shape[1]
-    offsets = np.arange(max_answer_length)
-    found = []
-    for w in range(len(start_logits)):
-        starts = np.flatnonzero(arrays["token_is_max_context"][w] == 1)
-        ends = starts[:, None] + offsets[None, :]  # (num_starts, max_answer_length)
-        window = np.full_like(ends, w)
-        ok = _valid(arrays, window, np.broadcast_to(starts[:, None], ends.shape), ends,
-                    max_answer_length)
-        if not ok.any():
-            continue
-        ends = np.minimum(ends, length - 1)
-        scores = np.where(ok, start_logits[w, starts][:, None] + end_logits[w, ends], -np.inf)
-        i, j = np.unravel_index(_top(scores.ravel(), min(n_best_size, int(ok.sum()))),
-                                scores.shape)
-        found.append((window[i, j], starts[i], ends[i, j], start_logits[w, starts[i]],
-                      end_logits[w, ends[i, j]]))
-    if not found:
-        return tuple(np.zeros(0, dtype) for dtype in (int, int, int, float, float))
-    return tuple(np.concatenate(parts) for parts in zip(*found))
-
-
-def _v2_candidates(arrays, outputs, max_answer_length):
-    """`(window, start, end, start_score, end_score)` arrays of the head's valid beam pairs."""
-    start_index, end_index = outputs["start_top_index"], outputs["end_top_index"]
-    k = start_index.shape[1]
-    if end_index.shape[1] % k:
-        raise ValueError(f"decode_spans: end_top_index has {end_index.shape[1]} columns, not "
-                         f"a multiple of start_top_index's {k}")
-    per_start = end_index.shape[1] // k  # end_top_*[i, s * e + j]: j-th end of start s
-    start = np.repeat(start_index, per_start, axis=1)
-    start_score = np.repeat(outputs["start_top_log_probs"], per_start, axis=1)
-    window = np.broadcast_to(np.arange(len(start))[:, None], start.shape)
-    ok = _valid(arrays, window, start, end_index, max_answer_length)
-    return (window[ok], start[ok], end_index[ok], start_score[ok],
-            outputs["end_top_log_probs"][ok])
-
-
-def _null_scores(outputs, head, question_index, num_questions):
-    """`(num_questions,)` minimum over each question's windows of its no-answer score."""
-    if head == "span":  # the [CLS] span, BERT's `score_null`
-        window_null = outputs["start_logits"][:, 0] + outputs["end_logits"][:, 0]
-    else:  # ALBERT's `accumulate_predictions_v2`: min of cls_logits over windows
-        window_null = outputs["cls_logits"]
-    null = np.full(num_questions, np.inf)
-    np.minimum.at(null, question_index, window_null.astype(np.float64))
-    return null
+        tokens = decode.TokenChars(begin=flat("token_start_char"), end=flat("token_end_char"),
+                                   is_max_context=arrays["token_is_max_context"][rows] == 1,
+                                   question=arrays["question_index"][rows])
+        top = decode.window_top(tokens, contexts, {n: v[rows] for n, v in outputs.items()},
+                                head, max_answer_length, k)
+        parts.append([x.numpy() for x in top])
+    return decode.Top(*(np.concatenate(p) for p in zip(*parts)))
 
 
 def _softmax(scores):
@@ -120,21 +91,18 @@ def _softmax(scores):
     return [e / sum(exps) for e in exps]
 
 
-def _nbest(context, arrays, candidates, n_best_size, names):
-    """The n-best entries of one question from its candidates, best first."""
-    window, start, end, first, second = candidates
+def _nbest(context, top, mine, n_best_size, names):
+    """The n-best entries of one question from its candidates `mine` (flat
+    indexes into `top`'s valid entries, in window order), best first."""
     entries, seen = [], set()
-    for c in np.argsort(-(first.astype(np.float64) + second), kind="stable"):
-        begin = int(arrays["token_start_char"][window[c], start[c]])
-        stop = int(arrays["token_end_char"][window[c], end[c]])
-        raw = context[begin:stop]
-        text = raw.strip()
-        if not text or text in seen:
+    for c in mine[np.argsort(-top.score[mine], kind="stable")]:
+        begin, end = int(top.begin[c]), int(top.end_char[c])
+        text = context[begin:end]
+        if text in seen:
             continue
         seen.add(text)
-        begin += len(raw) - len(raw.lstrip())
-        entries.append({"text": text, names[0]: float(first[c]), names[1]: float(second[c]),
-                        "start_char": begin, "end_char": begin + len(text)})
+        entries.append({"text": text, names[0]: float(top.start_score[c]),
+                        names[1]: float(top.end_score[c]), "start_char": begin, "end_char": end})
         if len(entries) == n_best_size:
             break
     probabilities = _softmax([e[names[0]] + e[names[1]] for e in entries])
@@ -152,6 +120,11 @@ def _check_inputs(examples, features, outputs, head):
         if len(outputs[name]) != len(features):
             raise ValueError(f"decode_spans: outputs[{name!r}] has {len(outputs[name])} rows, "
                              f"features have {len(features)} windows")
+    if head == "beam" and np.shape(outputs["end_top_index"])[1] % np.shape(
+            outputs["start_top_index"])[1]:
+        raise ValueError(f"decode_spans: end_top_index has {np.shape(outputs['end_top_index'])[1]} "
+                         "columns, not a multiple of start_top_index's "
+                         f"{np.shape(outputs['start_top_index'])[1]}")
     absent = sorted(set(range(len(examples))) - set(features.arrays["question_index"].tolist()))
     if absent:
         qids = [examples[i].qid for i in absent[:5]]
@@ -184,25 +157,33 @@ def decode_spans(examples, features, outputs, n_best_size=20, max_answer_length=
         score (BERT's `score_diff`); "beam": min over windows of `cls_logits`.
     """
     _check_inputs(examples, features, outputs, head)
-    arrays, question_index = features.arrays, features.arrays["question_index"]
+    if not examples:
+        return {}, {}, {}
+    arrays, question = features.arrays, features.arrays["question_index"]
     outputs = {k: np.asarray(outputs[k]) for k in HEADS[head]}
-    if head == "span":
-        candidates = _span_candidates(arrays, outputs, n_best_size, max_answer_length)
-    else:
-        candidates = _v2_candidates(arrays, outputs, max_answer_length)
-    null = _null_scores(outputs, head, question_index, len(examples))
-    owner = question_index[candidates[0]]
-    order = np.argsort(owner, kind="stable")
+    contexts, row, splits = _contexts(examples)
+    context_offset = splits[row]  # (B,) each question's first character among all contexts
+    top = _window_tops(arrays, outputs, head, contexts, context_offset[question],
+                       n_best_size if head == "span" else None, max_answer_length)
+    found, window, score = decode.question_best(top, question, len(examples))
+    odds = decode.null_odds(outputs, head, question, len(examples), score).numpy()
+    found, window = found.numpy(), window.numpy()
+    # The n-best lists: every valid entry of every window's top, row-relative characters.
+    flat = decode.Top(*(x.ravel() for x in top))
+    owner = np.repeat(question, top.valid.shape[1])
+    flat = flat._replace(begin=flat.begin - context_offset[owner],
+                         end_char=flat.end_char - context_offset[owner])
+    valid = np.flatnonzero(flat.valid)
+    order = valid[np.argsort(owner[valid], kind="stable")]
     bounds = np.searchsorted(owner[order], np.arange(len(examples) + 1))
     predictions, nbest, null_odds = {}, {}, {}
     for q, example in enumerate(examples):
-        mine = order[bounds[q]:bounds[q + 1]]
-        entries = _nbest(example.context, arrays, [c[mine] for c in candidates], n_best_size,
-                         _SCORE_NAMES[head])
-        predictions[example.qid] = entries[0]["text"] if entries else ""
-        nbest[example.qid] = entries
-        best = (sum(entries[0][k] for k in _SCORE_NAMES[head]) if entries else NO_SPAN_SCORE)
-        null_odds[example.qid] = float(null[q] - best if head == "span" else null[q])
+        nbest[example.qid] = _nbest(example.context, flat, order[bounds[q]:bounds[q + 1]],
+                                    n_best_size, _SCORE_NAMES[head])
+        at = window[q] * top.valid.shape[1]  # the best: first of the winning window's top
+        predictions[example.qid] = (example.context[flat.begin[at]:flat.end_char[at]]
+                                    if found[q] else "")
+        null_odds[example.qid] = float(odds[q])
     return predictions, nbest, null_odds
 
 

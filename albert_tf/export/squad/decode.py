@@ -1,26 +1,35 @@
-"""In-graph SQuAD decoding: each question's best answer, as the host ranks it.
+"""SQuAD answer decoding: the one implementation of its rules, in TensorFlow ops.
 
-`tasks.squad.postprocess.decode_spans` ranks the valid spans of all windows
-of a question by score and takes the first whose text, stripped of outer
-whitespace, is not empty. Here the same rule picks one span per question with
-TensorFlow ops:
+The served model runs these functions in its graph; evaluation
+(`tasks.squad.postprocess.decode_spans`) runs the same functions eagerly on
+the cached feature arrays and the model's outputs, then lists the n-best
+answers on the host. Both work from what each side has per window position
+(`TokenChars`: the characters of the position's context token, whether the
+window is that token's max-context window, the window's question) and the
+contexts' characters (`Contexts`).
 
+- candidates: span head, every (start, end) pair of a window with at most
+  `max_answer_length` tokens; beam head, ALBERT's `start_n_top` x
+  `end_n_top` beam pairs (google-research/albert `accumulate_predictions_v2`);
 - valid: both ends are context tokens of the window, end >= start, at most
   `max_answer_length` tokens, the window is the start token's max-context
-  window, and the text between them is not only whitespace;
-- score: start + end (logits for the span head, log-probabilities for
-  ALBERT's v2 beam head), summed in float64 as the host sums them; ties go
-  to the earlier window, then the earlier candidate, as the host's stable
-  sort orders them;
-- span head: every (start, end) pair of a window is a candidate (the host
-  keeps each window's `n_best_size` best, which contain its best one);
-  beam head: the model's `start_n_top` x `end_n_top` beam pairs;
+  window, and the text between them is not only whitespace
+  (`normalization.whitespace_code_points`, Python's `str.isspace`);
+- score: start + end (logits for the span head, log-probabilities for the
+  beam head), summed in float64; ties go to the earlier window, then the
+  earlier candidate (a start, then an end, in position order);
+- text: the span's characters stripped of outer whitespace, as the
+  reference strips them;
+- best answer: the highest-scoring valid candidate of all windows of a
+  question (`window_top`, then `question_best`); without one, no answer and
+  the score `NO_SPAN_SCORE`;
 - null odds (higher means "no answer"): span head, min over windows of
-  start[0] + end[0], minus the best span's score; beam head, min over windows
-  of `cls_logits`. Without a valid span the best score is `NO_SPAN_SCORE`.
+  start[0] + end[0] ([CLS], BERT's `score_null`), minus the best score; beam
+  head, min over windows of `cls_logits`.
 """
 
 import dataclasses
+from typing import NamedTuple
 
 import numpy as np
 import tensorflow as tf
@@ -28,127 +37,183 @@ import tensorflow as tf
 from albert_tf.export.squad.windows import take
 from albert_tf.tokenizer import graph_text
 from albert_tf.tokenizer.normalization import whitespace_code_points
-from albert_tf.tokenizer.sentencepiece import graph_ops
 
-# tasks.squad.postprocess.NO_SPAN_SCORE: the reference's score of "no valid span".
+# The reference's score of "no valid span" (its nonce entry: -1e6 + -1e6), so
+# that the null odds of such a question are huge.
 NO_SPAN_SCORE = -2e6
 
 
 @dataclasses.dataclass
 class Contexts:
-    """The batch's contexts as code points, with where their context tokens are."""
+    """The contexts' characters (flat, N), with where their text is not whitespace."""
 
-    chars: graph_ops.Chars  # invalid UTF-8 read as U+FFFD, as the tokenizer reads it
-    solid: tf.Tensor        # bool (N,): not whitespace (Python's str.isspace)
-    solid_count: tf.Tensor  # int32 (N + 1,): solid characters before each position
-    token_begin: tf.Tensor  # int32 (T,): each context token's first character (flat)
-    token_end: tf.Tensor    # int32 (T,): one past its last character (flat)
+    chars: object           # `graph_ops.Chars`: code points, row splits, row ids
+    next_solid: tf.Tensor   # int32 (N + 1,): first non-space at or after each position, in its row
+    prev_solid: tf.Tensor   # int32 (N + 1,): last non-space at or before it, in its row
 
     @classmethod
-    def build(cls, contexts, token_starts, token_ends):
-        """contexts: string (B,); token_starts/ends: ragged (B, None) row-relative offsets."""
-        chars = graph_ops.Chars.decode(contexts)
+    def build(cls, chars):
         spaces = tf.constant(np.array(whitespace_code_points(), np.int32))
         index = tf.minimum(tf.searchsorted(spaces, chars.cp), tf.size(spaces) - 1)
         solid = tf.gather(spaces, index) != chars.cp
+        # -1 where there is none; one entry more, as an empty token at the end
+        # of the last context starts at N (and the gathers stay in range).
+        after = graph_text.next_true(solid, chars.row_ids, inclusive=True)
+        before = graph_text.prev_true(solid, chars.row_ids, inclusive=True)
+        return cls(chars=chars, next_solid=tf.concat([after, [-1]], 0),
+                   prev_solid=tf.concat([before, [-1]], 0))
+
+
+@dataclasses.dataclass
+class TokenChars:
+    """What decoding needs of each window position, (W, L); W windows.
+
+    begin, end: int32 (W, L) flat character range in `Contexts.chars` of the
+        position's context token (begin -1 where the position is no context token).
+    is_max_context: bool (W, L): the window is that token's max-context window.
+    question: int32 (W,): each window's question (row of the contexts).
+    """
+
+    begin: tf.Tensor
+    end: tf.Tensor
+    is_max_context: tf.Tensor
+    question: tf.Tensor
+
+    @classmethod
+    def from_windows(cls, windows, chars, token_starts, token_ends):
+        """From `windows.make_windows`'s `Windows` and the contexts' token
+        offsets (ragged (B, None), row-relative), `chars` their characters."""
         offset = tf.gather(chars.splits, tf.cast(token_starts.value_rowids(), tf.int32))
-        return cls(chars=chars, solid=solid,
-                   solid_count=tf.concat([[0], tf.math.cumsum(tf.cast(solid, tf.int32))], 0),
-                   token_begin=tf.cast(token_starts.flat_values, tf.int32) + offset,
-                   token_end=tf.cast(token_ends.flat_values, tf.int32) + offset)
+        is_context = windows.context_token >= 0
+        begin = take(tf.cast(token_starts.flat_values, tf.int32) + offset, windows.context_token,
+                     is_context, -1)
+        end = take(tf.cast(token_ends.flat_values, tf.int32) + offset, windows.context_token,
+                   is_context, -1)
+        return cls(begin=begin, end=end, is_max_context=windows.is_max_context,
+                   question=windows.question)
+
+
+class Candidates(NamedTuple):
+    """int32 (W, C) token positions and float64 (W, C) scores of C candidates a window."""
+
+    start: tf.Tensor
+    end: tf.Tensor
+    start_score: tf.Tensor
+    end_score: tf.Tensor
 
 
 def span_candidates(outputs, max_answer_length):
-    """`(start, end, score)` (W, C) of the span head: every start, every length."""
-    start_logits, end_logits = outputs["start_logits"], outputs["end_logits"]
+    """The span head's candidates: every start, every length (C = L * max_answer_length)."""
+    start_logits = tf.cast(outputs["start_logits"], tf.float64)
+    end_logits = tf.cast(outputs["end_logits"], tf.float64)
     length = tf.shape(start_logits)[1]
-    start = tf.repeat(tf.range(length), max_answer_length)  # (C,), C = length * max_answer_length
+    start = tf.repeat(tf.range(length), max_answer_length)  # (C,)
     end = start + tf.tile(tf.range(max_answer_length), [length])
-    score = (tf.cast(tf.gather(start_logits, start, axis=1), tf.float64)
-             + tf.cast(tf.gather(end_logits, tf.minimum(end, length - 1), axis=1), tf.float64))
-    batch = tf.shape(start_logits)[:1]
-    return (tf.broadcast_to(start, tf.concat([batch, tf.shape(start)], 0)),
-            tf.broadcast_to(end, tf.concat([batch, tf.shape(end)], 0)), score)
+    shape = tf.stack([tf.shape(start_logits)[0], tf.size(start)])
+    return Candidates(tf.broadcast_to(start, shape), tf.broadcast_to(end, shape),
+                      tf.gather(start_logits, start, axis=1),
+                      tf.gather(end_logits, tf.minimum(end, length - 1), axis=1))
 
 
 def beam_candidates(outputs):
-    """`(start, end, score)` (W, k * e) of the beam head: entry s * e + j is
-    the j-th end of the s-th start."""
+    """The beam head's candidates (C = k * e): entry s * e + j is the j-th end
+    of the s-th start."""
     per_start = tf.shape(outputs["end_top_index"])[1] // tf.shape(outputs["start_top_index"])[1]
-    start = tf.repeat(outputs["start_top_index"], per_start, axis=1)
-    score = (tf.cast(tf.repeat(outputs["start_top_log_probs"], per_start, axis=1), tf.float64)
-             + tf.cast(outputs["end_top_log_probs"], tf.float64))
-    return tf.cast(start, tf.int32), tf.cast(outputs["end_top_index"], tf.int32), score
+    return Candidates(
+        tf.cast(tf.repeat(outputs["start_top_index"], per_start, axis=1), tf.int32),
+        tf.cast(outputs["end_top_index"], tf.int32),
+        tf.cast(tf.repeat(outputs["start_top_log_probs"], per_start, axis=1), tf.float64),
+        tf.cast(outputs["end_top_log_probs"], tf.float64))
 
 
-def _valid(windows, contexts, start, end, max_answer_length):
-    """bool (W, C): which candidates may be answers; and their character ranges."""
-    length = tf.shape(windows.context_token)[1]
-    inside = (start >= 0) & (start < length) & (end >= start) & (end < length) & (
-        end - start < max_answer_length)
-    first = tf.gather(windows.context_token, tf.clip_by_value(start, 0, length - 1), batch_dims=1)
-    last = tf.gather(windows.context_token, tf.clip_by_value(end, 0, length - 1), batch_dims=1)
-    is_max = tf.gather(windows.is_max_context, tf.clip_by_value(start, 0, length - 1),
-                       batch_dims=1)
-    ok = inside & (first >= 0) & (last >= 0) & is_max
-    begin = take(contexts.token_begin, first, ok, 0)
-    stop = take(contexts.token_end, last, ok, 0)
-    solid = tf.gather(contexts.solid_count, stop) - tf.gather(contexts.solid_count, begin)
-    return ok & (solid > 0), begin, stop
+def candidates(outputs, head, max_answer_length):
+    return (span_candidates(outputs, max_answer_length) if head == "span"
+            else beam_candidates(outputs))
 
 
-def best_spans(windows, contexts, candidates, max_answer_length, num_questions):
-    """Each question's best valid candidate.
+class Top(NamedTuple):
+    """Each window's best candidates, (W, k), best first.
+
+    valid: bool; score: float64 start + end; start_score, end_score: float64;
+    start, end: int32 token positions; begin, end_char: int32 flat character
+    range of the text, stripped of outer whitespace (0 where not valid).
+    """
+
+    valid: tf.Tensor
+    score: tf.Tensor
+    start_score: tf.Tensor
+    end_score: tf.Tensor
+    start: tf.Tensor
+    end: tf.Tensor
+    begin: tf.Tensor
+    end_char: tf.Tensor
+
+
+def _text_range(tokens, contexts, start, end, max_answer_length):
+    """bool (W, C) validity of candidates, and their stripped character ranges."""
+    length = tf.shape(tokens.begin)[1]
+    inside = (start >= 0) & (end >= start) & (end < length) & (end - start < max_answer_length)
+    first, last = tf.clip_by_value(start, 0, length - 1), tf.clip_by_value(end, 0, length - 1)
+    begin = tf.gather(tokens.begin, first, batch_dims=1)
+    stop = tf.gather(tokens.end, last, batch_dims=1)
+    is_max = tf.gather(tokens.is_max_context, first, batch_dims=1)
+    ok = inside & is_max & (begin >= 0) & (tf.gather(tokens.begin, last, batch_dims=1) >= 0)
+    text_begin = tf.gather(contexts.next_solid, tf.where(ok, begin, 0))
+    ok &= (text_begin >= 0) & (text_begin < stop)  # some non-space character in [begin, stop)
+    text_end = tf.gather(contexts.prev_solid, tf.where(ok, stop - 1, 0)) + 1
+    return ok, tf.where(ok, text_begin, 0), tf.where(ok, text_end, 0)
+
+
+def window_top(tokens, contexts, outputs, head, max_answer_length, k=None):
+    """`Top`: each window's `k` best candidates (all of them if None), valid ones first."""
+    found = candidates(outputs, head, max_answer_length)
+    valid, begin, end_char = _text_range(tokens, contexts, found.start, found.end,
+                                         max_answer_length)
+    score = found.start_score + found.end_score
+    columns = tf.shape(score)[1]
+    k = columns if k is None else tf.minimum(k, columns)
+    _, pick = tf.math.top_k(tf.where(valid, score, -np.inf), k)  # ties: the lower index first
+    parts = (valid, score, found.start_score, found.end_score, found.start, found.end, begin,
+             end_char)
+    return Top(*(tf.gather(x, pick, batch_dims=1) for x in parts))
+
+
+def question_best(top, question, num_questions):
+    """Each question's best answer from its windows' `Top`s.
 
     Returns:
-        `(found, score, begin, stop)`, (B,): whether a valid span exists, its
-        float64 score (`NO_SPAN_SCORE` if none) and its flat character range
-        (not yet stripped of whitespace).
+        `(found, window, score)` (B,): whether a valid candidate exists, the
+        window holding the best (first column of its `Top`; 0 if none) and its
+        float64 score (`NO_SPAN_SCORE` if none).
     """
-    start, end, score = candidates
-    valid, begin, stop = _valid(windows, contexts, start, end, max_answer_length)
-    score = tf.where(valid, score, -np.inf)  # (W, C)
-    window_best = tf.reduce_max(score, axis=1)  # (W,)
-    columns, question = tf.shape(score)[1], windows.question
-    # The first candidate reaching the window's best, the first window reaching the question's.
-    pick = tf.reduce_min(tf.where(score == window_best[:, None], tf.range(columns), columns),
-                         axis=1)  # (W,)
-    best = tf.math.unsorted_segment_max(window_best, question, num_questions)  # (B,)
+    valid, score = top.valid[:, 0], tf.where(top.valid[:, 0], top.score[:, 0], -np.inf)
+    best = tf.math.unsorted_segment_max(score, question, num_questions)  # (B,)
+    windows = tf.range(tf.size(question))
     winner = tf.math.unsorted_segment_min(
-        tf.where(window_best == tf.gather(best, question), tf.range(tf.size(question)),
-                 tf.size(question)), question, num_questions)
-    # Not `best > -inf`: an empty max starts from the lowest finite float, not -inf.
-    found = tf.math.unsorted_segment_max(
-        tf.cast(tf.reduce_any(valid, axis=1), tf.int32), question, num_questions) > 0
-    winner = tf.where(found, winner, 0)  # any valid index where there is no span (masked)
-    at = tf.stack([winner, tf.gather(pick, winner)], axis=1)  # (B, 2)
-    return (found, tf.where(found, best, NO_SPAN_SCORE),
-            tf.where(found, tf.gather_nd(begin, at), 0), tf.where(found, tf.gather_nd(stop, at), 0))
+        tf.where(valid & (score == tf.gather(best, question)), windows, tf.size(question)),
+        question, num_questions)
+    found = tf.math.unsorted_segment_max(tf.cast(valid, tf.int32), question, num_questions) > 0
+    return found, tf.where(found, winner, 0), tf.where(found, best, NO_SPAN_SCORE)
 
 
 def null_odds(outputs, head, question, num_questions, best_score):
-    """(B,) float64: the host's null odds of each question."""
+    """(B,) float64: how much more the model believes in "no answer" than in the best span."""
     if head == "span":
-        window_null = outputs["start_logits"][:, 0] + outputs["end_logits"][:, 0]
+        window_null = (tf.cast(outputs["start_logits"][:, 0], tf.float64)
+                       + tf.cast(outputs["end_logits"][:, 0], tf.float64))
     else:
-        window_null = outputs["cls_logits"]
-    null = tf.math.unsorted_segment_min(tf.cast(window_null, tf.float64), question,
-                                        num_questions)
+        window_null = tf.cast(outputs["cls_logits"], tf.float64)
+    null = tf.math.unsorted_segment_min(window_null, question, num_questions)
     return null - best_score if head == "span" else null
 
 
-def answer_spans(contexts, found, begin, stop):
-    """`(answer, start, end)`: the span stripped of outer whitespace, as text
-    (string (B,)) and row-relative character offsets (int32; -1 without answer)."""
+def answer_text(contexts, found, begin, end_char):
+    """`(answer, start, end)`: string (B,) texts of the flat ranges `[begin,
+    end_char)` and their row-relative offsets (int32; -1 where not `found`)."""
     chars = contexts.chars
-    next_solid = graph_text.next_true(contexts.solid, chars.row_ids, inclusive=True)
-    prev_solid = graph_text.prev_true(contexts.solid, chars.row_ids, inclusive=True)
-    first = take(next_solid, begin, found, 0)
-    last = take(prev_solid, stop - 1, found, -1)
     row_start = chars.splits[:-1]
-    start = tf.where(found, first - row_start, -1)
-    end = tf.where(found, last + 1 - row_start, -1)
-    ranges = tf.ragged.range(tf.where(found, first, 0), tf.where(found, last + 1, 0))
+    first, last = tf.where(found, begin, 0), tf.where(found, end_char, 0)
+    ranges = tf.ragged.range(first, last)
     text = tf.strings.unicode_encode(ranges.with_flat_values(
         tf.gather(chars.cp, ranges.flat_values)), "UTF-8")
-    return text, start, end
+    return text, tf.where(found, first - row_start, -1), tf.where(found, last - row_start, -1)

@@ -4,8 +4,8 @@
 does in the graph what `tasks.squad.task.SquadTask` does on the host: tokenize
 (cutting the question to `max_query_length` tokens), slide windows over the
 context (`doc_stride`), run the model on every window of the batch at once,
-and decode the best span of each question (`squad_decode`). Outputs, all
-`(batch_size,)`:
+and decode the best span of each question (`squad_decode`, whose functions
+evaluation runs too). Outputs, all `(batch_size,)`:
 
 - `answer` string: the best span's text, stripped of outer whitespace; ""
   when there is no valid span, and for v2.0 when the model says there is
@@ -26,6 +26,7 @@ from albert_tf.export import text_limit
 from albert_tf.export.base import TOKEN_INPUTS, ServingModule
 from albert_tf.export.squad import decode as squad_decode
 from albert_tf.export.squad import windows as squad_windows
+from albert_tf.tokenizer.sentencepiece import graph_ops
 
 
 class SquadServing(ServingModule):
@@ -75,11 +76,11 @@ class SquadServing(ServingModule):
                                              (tok.cls_id, tok.sep_id, tok.pad_id),
                                              self.min_length)
         outputs = self.run_model_in_chunks(windows.inputs)
-        contexts = squad_decode.Contexts.build(context, starts, ends)
-        candidates = (squad_decode.span_candidates(outputs, self.max_answer_length)
-                      if self.head == "span" else squad_decode.beam_candidates(outputs))
-        found, score, begin, stop = squad_decode.best_spans(
-            windows, contexts, candidates, self.max_answer_length, num_questions)
+        contexts = squad_decode.Contexts.build(graph_ops.Chars.decode(context))
+        tokens = squad_decode.TokenChars.from_windows(windows, contexts.chars, starts, ends)
+        top = squad_decode.window_top(tokens, contexts, outputs, self.head,
+                                      self.max_answer_length, k=1)
+        found, window, score = squad_decode.question_best(top, windows.question, num_questions)
         result = {"score": tf.cast(score, tf.float32)}
         if self.v2:
             odds = squad_decode.null_odds(outputs, self.head, windows.question, num_questions,
@@ -87,6 +88,7 @@ class SquadServing(ServingModule):
             found = found & ~(odds > self.null_threshold)
             result.update(null_odds=tf.cast(odds, tf.float32),
                           no_answer_probability=tf.cast(tf.sigmoid(odds), tf.float32))
-        result["answer"], result["start"], result["end"] = squad_decode.answer_spans(
-            contexts, found, begin, stop)
+        result["answer"], result["start"], result["end"] = squad_decode.answer_text(
+            contexts, found, tf.gather(top.begin[:, 0], window),
+            tf.gather(top.end_char[:, 0], window))
         return result
