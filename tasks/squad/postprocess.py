@@ -43,8 +43,8 @@ HEADS = {"span": ("start_logits", "end_logits"),
 _SCORE_NAMES = {"span": ("start_logit", "end_logit"), "beam": ("start_log_prob", "end_log_prob")}
 FILES = {"predictions": "predictions.json", "nbest": "nbest_predictions.json",
          "null_odds": "null_odds.json"}
-# Windows per eager call: the span head scores (256, 384 * 30) candidates at once.
-_CHUNK = 256
+# Candidates scored per eager call (the span head's: windows x length x max_answer_length).
+_CANDIDATES = 1 << 22
 
 
 def _contexts(examples):
@@ -65,23 +65,39 @@ def _contexts(examples):
 
 
 def _window_tops(arrays, outputs, head, contexts, window_offset, k, max_answer_length):
-    """`decode.Top` (numpy) of every window, computed `_CHUNK` windows at a time."""
+    """`decode.Top` (numpy) of every window, computed `_CANDIDATES` candidates at a time.
+
+    Windows go in chunks of similar reach (one past their last context
+    token), each cut to its longest: no candidate past a window's context is
+    valid, and the span head's work grows with the length.
+    """
+    is_context = arrays["token_start_char"] >= 0
+    reach = np.where(is_context.any(axis=1),
+                     is_context.shape[1] - np.argmax(is_context[:, ::-1], axis=1), 1)
+    order = np.argsort(reach, kind="stable")
+    per_window = (is_context.shape[1] * max_answer_length if head == "span"
+                  else np.shape(outputs["end_top_index"])[1])
+    chunk = max(1, _CANDIDATES // per_window)
     parts = []
-    for lo in range(0, len(window_offset), _CHUNK):
-        rows = slice(lo, lo + _CHUNK)
-        is_context = arrays["token_start_char"][rows] >= 0
+    for lo in range(0, len(order), chunk):
+        rows = order[lo:lo + chunk]
+        cut = (rows[:, None], np.arange(reach[rows].max()))
 
         def flat(name):  # row-relative characters -> flat ones; -1 off the context
-            chars = arrays[name][rows] + window_offset[rows, None]
-            return np.where(is_context, chars, -1).astype(np.int32)
+            return np.where(is_context[cut], arrays[name][cut] + window_offset[rows, None],
+                            -1).astype(np.int32)
 
         tokens = decode.TokenChars(begin=flat("token_start_char"), end=flat("token_end_char"),
-                                   is_max_context=arrays["token_is_max_context"][rows] == 1,
+                                   is_max_context=arrays["token_is_max_context"][cut] == 1,
                                    question=arrays["question_index"][rows])
-        top = decode.window_top(tokens, contexts, {n: v[rows] for n, v in outputs.items()},
-                                head, max_answer_length, k)
+        mine = {n: v[cut] if n in HEADS["span"] else v[rows] for n, v in outputs.items()}
+        top = decode.window_top(tokens, contexts, mine, head, max_answer_length, k)
         parts.append([x.numpy() for x in top])
-    return decode.Top(*(np.concatenate(p) for p in zip(*parts)))
+    width = max(p[0].shape[1] for p in parts)  # a short chunk may have fewer than k candidates
+    tops = [np.concatenate([np.pad(x, ((0, 0), (0, width - x.shape[1]))) for x in field])
+            for field in zip(*parts)]
+    back = np.argsort(order)  # chunk order -> window order
+    return decode.Top(*(x[back] for x in tops))
 
 
 def _softmax(scores):

@@ -94,88 +94,107 @@ class TokenChars:
 
 
 class Candidates(NamedTuple):
-    """int32 (W, C) token positions and float64 (W, C) scores of C candidates a window."""
+    """A head's candidates: token positions, which the head allows, float64 scores.
+
+    Span head: the same positions in every window (`shared`), laid out as
+    (start, length): start (L, 1), end and allowed (L, M), start_score
+    (W, L, 1), end_score (W, L, M); M = max_answer_length. Beam head: all
+    (W, C). allowed: inside the window, end >= start, at most
+    `max_answer_length` tokens.
+    """
 
     start: tf.Tensor
     end: tf.Tensor
+    allowed: tf.Tensor
     start_score: tf.Tensor
     end_score: tf.Tensor
+    shared: bool
+
+
+def _at(values, index, shared):
+    """`values` (W, L) at positions `index`: the same in every window, or one row each."""
+    return tf.gather(values, index, axis=1) if shared else tf.gather(values, index, batch_dims=1)
 
 
 def span_candidates(outputs, max_answer_length):
-    """The span head's candidates: every start, every length (C = L * max_answer_length)."""
+    """The span head's candidates: every start, every length up to `max_answer_length`."""
     start_logits = tf.cast(outputs["start_logits"], tf.float64)
     end_logits = tf.cast(outputs["end_logits"], tf.float64)
     length = tf.shape(start_logits)[1]
-    start = tf.repeat(tf.range(length), max_answer_length)  # (C,)
-    end = start + tf.tile(tf.range(max_answer_length), [length])
-    shape = tf.stack([tf.shape(start_logits)[0], tf.size(start)])
-    return Candidates(tf.broadcast_to(start, shape), tf.broadcast_to(end, shape),
-                      tf.gather(start_logits, start, axis=1),
-                      tf.gather(end_logits, tf.minimum(end, length - 1), axis=1))
+    start = tf.range(length)[:, None]  # (L, 1)
+    end = start + tf.range(max_answer_length)[None, :]  # (L, M)
+    allowed, end = end < length, tf.minimum(end, length - 1)
+    return Candidates(start, end, allowed, _at(start_logits, start, True),
+                      _at(end_logits, end, True), shared=True)
 
 
-def beam_candidates(outputs):
-    """The beam head's candidates (C = k * e): entry s * e + j is the j-th end
-    of the s-th start."""
-    per_start = tf.shape(outputs["end_top_index"])[1] // tf.shape(outputs["start_top_index"])[1]
-    return Candidates(
-        tf.cast(tf.repeat(outputs["start_top_index"], per_start, axis=1), tf.int32),
-        tf.cast(outputs["end_top_index"], tf.int32),
-        tf.cast(tf.repeat(outputs["start_top_log_probs"], per_start, axis=1), tf.float64),
-        tf.cast(outputs["end_top_log_probs"], tf.float64))
-
-
-def candidates(outputs, head, max_answer_length):
-    return (span_candidates(outputs, max_answer_length) if head == "span"
-            else beam_candidates(outputs))
+def beam_candidates(outputs, max_answer_length, length):
+    """The beam head's candidates (C = k * e) in windows of `length`
+    positions: entry s * e + j is the j-th end of the s-th start."""
+    k = tf.shape(outputs["start_top_index"])[1]
+    of_start = tf.range(tf.shape(outputs["end_top_index"])[1]) // (
+        tf.shape(outputs["end_top_index"])[1] // k)  # (C,): the start of each entry
+    start = tf.gather(tf.cast(outputs["start_top_index"], tf.int32), of_start, axis=1)
+    end = tf.cast(outputs["end_top_index"], tf.int32)
+    allowed = ((start >= 0) & (start < length) & (end >= start) & (end < length)
+               & (end - start < max_answer_length))
+    return Candidates(tf.clip_by_value(start, 0, length - 1), tf.clip_by_value(end, 0, length - 1),
+                      allowed,
+                      tf.gather(tf.cast(outputs["start_top_log_probs"], tf.float64), of_start,
+                                axis=1),
+                      tf.cast(outputs["end_top_log_probs"], tf.float64), shared=False)
 
 
 class Top(NamedTuple):
     """Each window's best candidates, (W, k), best first.
 
     valid: bool; score: float64 start + end; start_score, end_score: float64;
-    start, end: int32 token positions; begin, end_char: int32 flat character
-    range of the text, stripped of outer whitespace (0 where not valid).
+    begin, end_char: int32 flat character range of the text, stripped of
+    outer whitespace (0 where not valid).
     """
 
     valid: tf.Tensor
     score: tf.Tensor
     start_score: tf.Tensor
     end_score: tf.Tensor
-    start: tf.Tensor
-    end: tf.Tensor
     begin: tf.Tensor
     end_char: tf.Tensor
 
 
-def _text_range(tokens, contexts, start, end, max_answer_length):
-    """bool (W, C) validity of candidates, and their stripped character ranges."""
-    length = tf.shape(tokens.begin)[1]
-    inside = (start >= 0) & (end >= start) & (end < length) & (end - start < max_answer_length)
-    first, last = tf.clip_by_value(start, 0, length - 1), tf.clip_by_value(end, 0, length - 1)
-    begin = tf.gather(tokens.begin, first, batch_dims=1)
-    stop = tf.gather(tokens.end, last, batch_dims=1)
-    is_max = tf.gather(tokens.is_max_context, first, batch_dims=1)
-    ok = inside & is_max & (begin >= 0) & (tf.gather(tokens.begin, last, batch_dims=1) >= 0)
-    text_begin = tf.gather(contexts.next_solid, tf.where(ok, begin, 0))
-    ok &= (text_begin >= 0) & (text_begin < stop)  # some non-space character in [begin, stop)
-    text_end = tf.gather(contexts.prev_solid, tf.where(ok, stop - 1, 0)) + 1
-    return ok, tf.where(ok, text_begin, 0), tf.where(ok, text_end, 0)
-
-
 def window_top(tokens, contexts, outputs, head, max_answer_length, k=None):
     """`Top`: each window's `k` best candidates (all of them if None), valid ones first."""
-    found = candidates(outputs, head, max_answer_length)
-    valid, begin, end_char = _text_range(tokens, contexts, found.start, found.end,
-                                         max_answer_length)
-    score = found.start_score + found.end_score
+    is_context = tokens.begin >= 0
+    # Per position, as a start: the first non-space character from its token on
+    # (int32 max where no answer may start); as an end: one past its token (-1
+    # where none may end). A candidate has some text if the first is before the end.
+    first = tf.gather(contexts.next_solid, tf.maximum(tokens.begin, 0))
+    first = tf.where(is_context & tokens.is_max_context & (first >= 0), first, tf.int32.max)
+    stop = tf.where(is_context, tokens.end, -1)
+    if head == "span":
+        found = span_candidates(outputs, max_answer_length)
+    else:
+        found = beam_candidates(outputs, max_answer_length, tf.shape(tokens.begin)[1])
+    valid = found.allowed & (_at(first, found.start, found.shared)
+                             < _at(stop, found.end, found.shared))
+    score = found.start_score + found.end_score  # (W, L, M) or (W, C)
+    shape = tf.shape(score)
+    flat = lambda x: tf.reshape(tf.broadcast_to(x, shape), [shape[0], -1])  # noqa: E731
+    valid, score = flat(valid), flat(score)  # (W, C)
     columns = tf.shape(score)[1]
     k = columns if k is None else tf.minimum(k, columns)
     _, pick = tf.math.top_k(tf.where(valid, score, -np.inf), k)  # ties: the lower index first
-    parts = (valid, score, found.start_score, found.end_score, found.start, found.end, begin,
-             end_char)
-    return Top(*(tf.gather(x, pick, batch_dims=1) for x in parts))
+    if found.shared:
+        start, end = (tf.gather(tf.reshape(tf.broadcast_to(x, shape[1:]), [-1]), pick)
+                      for x in (found.start, found.end))
+    else:
+        start, end = (tf.gather(x, pick, batch_dims=1) for x in (found.start, found.end))
+    valid = tf.gather(valid, pick, batch_dims=1)
+    text_end = tf.gather(contexts.prev_solid,
+                         tf.where(valid, tf.gather(stop, end, batch_dims=1) - 1, 0)) + 1
+    return Top(valid, *(tf.gather(x, pick, batch_dims=1) for x in (
+        score, flat(found.start_score), flat(found.end_score))),
+               tf.where(valid, tf.gather(first, start, batch_dims=1), 0),
+               tf.where(valid, text_end, 0))
 
 
 def question_best(top, question, num_questions):
