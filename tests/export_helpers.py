@@ -208,6 +208,8 @@ def expected_squad(fixture, questions, contexts, threshold=None):
     for i in range(len(questions)):
         qid = f"q{i}"
         best = nbest[qid][0] if nbest[qid] else None
+        # predictions.json's answer (the served rule) heads the n-best list.
+        assert predictions[qid] == (best["text"] if best else ""), qid
         answered = best and not (task.v2 and null_odds[qid] > threshold)
         out["answer"].append(predictions[qid] if answered else "")
         out["start"].append(best["start_char"] if answered else -1)

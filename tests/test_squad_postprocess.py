@@ -126,6 +126,33 @@ def test_n_best_size_and_probabilities():
     assert [e["text"] for e in everything["q"][:4]] == [e["text"] for e in nbest["q"]]
 
 
+def test_whitespace_only_spans_take_no_place_in_a_window():
+    examples, features = _two_windows()
+    # Window 0's position 5 now spans only the space before "two": the best
+    # span by score, (5, 5), has no text, so the window's two best are both real.
+    for name, char in (("token_start_char", 8), ("token_end_char", 9)):
+        features.arrays[name][0, 5] = char
+    outputs = {k: _logits(features, {(0, 5): 10.0}) for k in ("start_logits", "end_logits")}
+    predictions, nbest, _ = decode_spans(examples, features, outputs, n_best_size=2)
+    # Ties at 10 (a start, then an end, in position order): (3, 5) then (4, 5).
+    assert [(e["text"], e["start_char"], e["end_char"]) for e in nbest["q"]] == [
+        ("zero one", 0, 8), ("one", 5, 8)]
+    assert predictions == {"q": "zero one"}
+
+
+def test_character_offsets_count_code_points():
+    context = "zero \U0001F642\U0001F642\u3000two three four five"  # an ideographic space
+    examples = [SquadExample("q", "?", context)]
+    features = _hand_features([(0, 0, 4)], context=context)
+    features.arrays["token_end_char"][0, 4] += 1  # the emoji token takes the space too
+    outputs = {k: _logits(features, {(0, 4): 5.0}) for k in ("start_logits", "end_logits")}
+    predictions, nbest, _ = decode_spans(examples, features, outputs, n_best_size=3)
+    assert predictions == {"q": "\U0001F642\U0001F642"}
+    assert [(e["text"], e["start_char"], e["end_char"]) for e in nbest["q"]] == [
+        ("\U0001F642\U0001F642", 5, 7), ("zero \U0001F642\U0001F642", 0, 7),
+        ("\U0001F642\U0001F642\u3000two", 5, 11)]
+
+
 def _v2_outputs():
     """Two windows of question 0, one of question 1 (window 2 = window 0's tokens)."""
     return {

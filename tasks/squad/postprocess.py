@@ -81,7 +81,7 @@ def _window_tops(arrays, outputs, head, contexts, window_offset, k, max_answer_l
     parts = []
     for lo in range(0, len(order), chunk):
         rows = order[lo:lo + chunk]
-        cut = (rows[:, None], np.arange(reach[rows].max()))
+        cut = (rows, slice(0, reach[rows].max()))
 
         def flat(name):  # row-relative characters -> flat ones; -1 off the context
             return np.where(is_context[cut], arrays[name][cut] + window_offset[rows, None],
@@ -104,25 +104,42 @@ def _softmax(scores):
     """The reference's `_compute_softmax` (max-shifted, in float64)."""
     top = max(scores, default=0.0)
     exps = [math.exp(s - top) for s in scores]
-    return [e / sum(exps) for e in exps]
+    total = sum(exps)
+    return [e / total for e in exps]
 
 
-def _nbest(context, top, mine, n_best_size, names):
-    """The n-best entries of one question from its candidates `mine` (flat
-    indexes into `top`'s valid entries, in window order), best first."""
+def _nbest(context, candidates, n_best_size, names):
+    """One question's n-best entries from its `(begin, end, start_score,
+    end_score)` candidates, best first: texts seen already are skipped."""
     entries, seen = [], set()
-    for c in mine[np.argsort(-top.score[mine], kind="stable")]:
-        begin, end = int(top.begin[c]), int(top.end_char[c])
+    for begin, end, first, second in candidates:
         text = context[begin:end]
         if text in seen:
             continue
         seen.add(text)
-        entries.append({"text": text, names[0]: float(top.start_score[c]),
-                        names[1]: float(top.end_score[c]), "start_char": begin, "end_char": end})
+        entries.append({"text": text, names[0]: first, names[1]: second, "start_char": begin,
+                        "end_char": end})
         if len(entries) == n_best_size:
             break
     probabilities = _softmax([e[names[0]] + e[names[1]] for e in entries])
     return [{"text": e.pop("text"), "probability": p, **e} for e, p in zip(entries, probabilities)]
+
+
+def _nbest_lists(examples, top, question, context_offset, n_best_size, names):
+    """{qid: n-best list} from the valid entries of every window's `top`."""
+    owner = np.repeat(question, top.valid.shape[1])
+    valid = np.flatnonzero(top.valid.ravel())
+    # By question, then score, best first; ties stay in window order, then the top's.
+    order = valid[np.lexsort((-top.score.ravel()[valid], owner[valid]))]
+    owner = owner[order]
+    shift = context_offset[owner]  # flat characters -> the question's context's
+    candidates = list(zip((top.begin.ravel()[order] - shift).tolist(),
+                          (top.end_char.ravel()[order] - shift).tolist(),
+                          top.start_score.ravel()[order].tolist(),
+                          top.end_score.ravel()[order].tolist()))
+    bounds = np.searchsorted(owner, np.arange(len(examples) + 1)).tolist()
+    return {e.qid: _nbest(e.context, candidates[bounds[q]:bounds[q + 1]], n_best_size, names)
+            for q, e in enumerate(examples)}
 
 
 def _check_inputs(examples, features, outputs, head):
@@ -183,24 +200,15 @@ def decode_spans(examples, features, outputs, n_best_size=20, max_answer_length=
                        n_best_size if head == "span" else None, max_answer_length)
     found, window, score = decode.question_best(top, question, len(examples))
     odds = decode.null_odds(outputs, head, question, len(examples), score).numpy()
-    found, window = found.numpy(), window.numpy()
-    # The n-best lists: every valid entry of every window's top, row-relative characters.
-    flat = decode.Top(*(x.ravel() for x in top))
-    owner = np.repeat(question, top.valid.shape[1])
-    flat = flat._replace(begin=flat.begin - context_offset[owner],
-                         end_char=flat.end_char - context_offset[owner])
-    valid = np.flatnonzero(flat.valid)
-    order = valid[np.argsort(owner[valid], kind="stable")]
-    bounds = np.searchsorted(owner[order], np.arange(len(examples) + 1))
-    predictions, nbest, null_odds = {}, {}, {}
-    for q, example in enumerate(examples):
-        nbest[example.qid] = _nbest(example.context, flat, order[bounds[q]:bounds[q + 1]],
-                                    n_best_size, _SCORE_NAMES[head])
-        at = window[q] * top.valid.shape[1]  # the best: first of the winning window's top
-        predictions[example.qid] = (example.context[flat.begin[at]:flat.end_char[at]]
-                                    if found[q] else "")
-        null_odds[example.qid] = float(odds[q])
-    return predictions, nbest, null_odds
+    # The best: the first of the winning window's top, as the served model answers.
+    at = window.numpy() * top.valid.shape[1]
+    begin = top.begin.ravel()[at] - context_offset
+    end = top.end_char.ravel()[at] - context_offset
+    predictions = {e.qid: e.context[begin[q]:end[q]] if ok else ""
+                   for q, (e, ok) in enumerate(zip(examples, found.numpy()))}
+    nbest = _nbest_lists(examples, top, question, context_offset, n_best_size,
+                         _SCORE_NAMES[head])
+    return predictions, nbest, {e.qid: float(o) for e, o in zip(examples, odds)}
 
 
 def apply_threshold(predictions, null_odds, threshold):

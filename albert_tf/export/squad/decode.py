@@ -24,8 +24,8 @@ contexts' characters (`Contexts`).
   question (`window_top`, then `question_best`); without one, no answer and
   the score `NO_SPAN_SCORE`;
 - null odds (higher means "no answer"): span head, min over windows of
-  start[0] + end[0] ([CLS], BERT's `score_null`), minus the best score; beam
-  head, min over windows of `cls_logits`.
+  start[0] + end[0] ([CLS], BERT's `score_null`, summed in float32), minus
+  the best score; beam head, min over windows of `cls_logits`.
 """
 
 import dataclasses
@@ -217,12 +217,12 @@ def question_best(top, question, num_questions):
 
 def null_odds(outputs, head, question, num_questions, best_score):
     """(B,) float64: how much more the model believes in "no answer" than in the best span."""
-    if head == "span":
-        window_null = (tf.cast(outputs["start_logits"][:, 0], tf.float64)
-                       + tf.cast(outputs["end_logits"][:, 0], tf.float64))
+    if head == "span":  # summed in the outputs' float32, as decode.js sums it too
+        window_null = outputs["start_logits"][:, 0] + outputs["end_logits"][:, 0]
     else:
-        window_null = tf.cast(outputs["cls_logits"], tf.float64)
-    null = tf.math.unsorted_segment_min(window_null, question, num_questions)
+        window_null = outputs["cls_logits"]
+    null = tf.math.unsorted_segment_min(tf.cast(window_null, tf.float64), question,
+                                        num_questions)
     return null - best_score if head == "span" else null
 
 
