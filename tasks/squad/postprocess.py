@@ -88,8 +88,7 @@ def _window_tops(arrays, outputs, head, contexts, window_offset, k, max_answer_l
                             -1).astype(np.int32)
 
         tokens = decode.TokenChars(begin=flat("token_start_char"), end=flat("token_end_char"),
-                                   is_max_context=arrays["token_is_max_context"][cut] == 1,
-                                   question=arrays["question_index"][rows])
+                                   is_max_context=arrays["token_is_max_context"][cut] == 1)
         mine = {n: v[cut] if n in HEADS["span"] else v[rows] for n, v in outputs.items()}
         top = decode.window_top(tokens, contexts, mine, head, max_answer_length, k)
         parts.append([x.numpy() for x in top])

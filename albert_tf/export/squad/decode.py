@@ -5,7 +5,7 @@ The served model runs these functions in its graph; evaluation
 the cached feature arrays and the model's outputs, then lists the n-best
 answers on the host. Both work from what each side has per window position
 (`TokenChars`: the characters of the position's context token, whether the
-window is that token's max-context window, the window's question) and the
+window is that token's max-context window), each window's question, and the
 contexts' characters (`Contexts`).
 
 - candidates: span head, every (start, end) pair of a window with at most
@@ -17,7 +17,8 @@ contexts' characters (`Contexts`).
   (`normalization.whitespace_code_points`, Python's `str.isspace`);
 - score: start + end (logits for the span head, log-probabilities for the
   beam head), summed in float64; ties go to the earlier window, then the
-  earlier candidate (a start, then an end, in position order);
+  earlier candidate (span head: by start, then end; beam head: in the
+  beam's order);
 - text: the span's characters stripped of outer whitespace, as the
   reference strips them;
 - best answer: the highest-scoring valid candidate of all windows of a
@@ -37,6 +38,7 @@ import tensorflow as tf
 from albert_tf.export.squad.windows import take
 from albert_tf.tokenizer import graph_text
 from albert_tf.tokenizer.normalization import whitespace_code_points
+from albert_tf.tokenizer.sentencepiece import graph_ops
 
 # The reference's score of "no valid span" (its nonce entry: -1e6 + -1e6), so
 # that the null odds of such a question are huge.
@@ -47,12 +49,14 @@ NO_SPAN_SCORE = -2e6
 class Contexts:
     """The contexts' characters (flat, N), with where their text is not whitespace."""
 
-    chars: object           # `graph_ops.Chars`: code points, row splits, row ids
+    chars: graph_ops.Chars  # code points, row splits, row ids
     next_solid: tf.Tensor   # int32 (N + 1,): first non-space at or after each position, in its row
     prev_solid: tf.Tensor   # int32 (N + 1,): last non-space at or before it, in its row
 
     @classmethod
     def build(cls, chars):
+        """From the contexts' `graph_ops.Chars` (the served model decodes them
+        from UTF-8; evaluation gives the code points of its strings)."""
         spaces = tf.constant(np.array(whitespace_code_points(), np.int32))
         index = tf.minimum(tf.searchsorted(spaces, chars.cp), tf.size(spaces) - 1)
         solid = tf.gather(spaces, index) != chars.cp
@@ -71,13 +75,11 @@ class TokenChars:
     begin, end: int32 (W, L) flat character range in `Contexts.chars` of the
         position's context token (begin -1 where the position is no context token).
     is_max_context: bool (W, L): the window is that token's max-context window.
-    question: int32 (W,): each window's question (row of the contexts).
     """
 
     begin: tf.Tensor
     end: tf.Tensor
     is_max_context: tf.Tensor
-    question: tf.Tensor
 
     @classmethod
     def from_windows(cls, windows, chars, token_starts, token_ends):
@@ -89,8 +91,7 @@ class TokenChars:
                      is_context, -1)
         end = take(tf.cast(token_ends.flat_values, tf.int32) + offset, windows.context_token,
                    is_context, -1)
-        return cls(begin=begin, end=end, is_max_context=windows.is_max_context,
-                   question=windows.question)
+        return cls(begin=begin, end=end, is_max_context=windows.is_max_context)
 
 
 class Candidates(NamedTuple):
