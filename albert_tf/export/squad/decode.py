@@ -163,7 +163,16 @@ class Top(NamedTuple):
 
 
 def window_top(tokens, contexts, outputs, head, max_answer_length, k=None):
-    """`Top`: each window's `k` best candidates (all of them if None), valid ones first."""
+    """`Top`: each window's `k` best candidates (all of them if None), valid ones first.
+
+    Args:
+        tokens: `TokenChars` of the W windows; contexts: `Contexts`.
+        outputs: the model's outputs on the windows: head "span", `start_logits`
+            and `end_logits` (W, L); head "beam", `start_top_index` and
+            `start_top_log_probs` (W, k), `end_top_index` and
+            `end_top_log_probs` (W, k * e).
+        k: a Python int, or None.
+    """
     is_context = tokens.begin >= 0
     # Per position, as a start: the first non-space character from its token on
     # (int32 max where no answer may start); as an end: one past its token (-1
@@ -179,8 +188,11 @@ def window_top(tokens, contexts, outputs, head, max_answer_length, k=None):
                              < _at(stop, found.end, found.shared))
     score = found.start_score + found.end_score  # (W, L, M) or (W, C)
     shape = tf.shape(score)
-    flat = lambda x: tf.reshape(tf.broadcast_to(x, shape), [shape[0], -1])  # noqa: E731
-    valid, score = flat(valid), flat(score)  # (W, C)
+
+    def flat(x):
+        return tf.reshape(tf.broadcast_to(x, shape), [shape[0], -1])  # (W, C)
+
+    valid, score = flat(valid), flat(score)
     columns = tf.shape(score)[1]
     k = columns if k is None else tf.minimum(k, columns)
     _, pick = tf.math.top_k(tf.where(valid, score, -np.inf), k)  # ties: the lower index first
