@@ -3,8 +3,9 @@
 `load_tokenizer(path, host=False)` (also `albert_tf.load_tokenizer`) returns the
 tokenizer of a checkpoint folder, a vocabulary file or a published checkpoint
 name; `base` defines the plug point (the tokenizer protocol and the
-registry of vocabulary types), `spm` the SentencePiece type, `wordpiece` the
-WordPiece type (BERT's `vocab.txt`, Chinese ALBERT's).
+registry of vocabulary types), `host_base` and `graph_layer` what every host
+and in-graph tokenizer is, `sentencepiece` the SentencePiece type,
+`wordpiece` the WordPiece type (BERT's `vocab.txt`, Chinese ALBERT's).
 
 Both reproduce google-research/albert `tokenization.py` exactly (tested
 against reference ids): `preprocess_text` (collapse whitespace, `` and '' to
@@ -33,7 +34,7 @@ came from, even where normalization changed lengths:
 
 WordPiece (`WordPieceTokenizer` in-graph, `HostWordPieceTokenizer` on the
 host) reproduces google-research/bert's and albert's `FullTokenizer` with a
-vocabulary file exactly (tested against reference ids; see `wordpiece_chars`
+vocabulary file exactly (tested against reference ids; see `wordpiece.chars`
 for the one documented deviation): `BasicTokenizer` (drop control characters,
 spaces around CJK ideographs, split on whitespace, for uncased models
 `lower()` + NFD + drop accents, punctuation split), then greedy longest-match

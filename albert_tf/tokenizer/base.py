@@ -14,14 +14,22 @@ Both give ids without special tokens and have `pad_id`, `unk_id`, `cls_id`,
 the host form also `fingerprint()`, a short hash of its vocabulary and casing.
 
 A `VocabularyType` knows one kind of vocabulary file: how to recognise it,
-under which names checkpoint folders ship it, how to build both forms of
-its tokenizer and, if it can, how to train one (`train`, which
-`albert-tf tokenizer train --type=NAME` runs). `albert_tf.load_tokenizer` picks
-the type from a checkpoint folder or a vocabulary file. A new vocabulary type is one module
-that defines and `register`s its type, named in `TYPE_MODULES`.
+under which names checkpoint folders ship it, which classes are the two forms
+of its tokenizer (`host_form`, `graph_form`) and, if it can, how to train one
+(`train`, which `albert-tf tokenizer train --type=NAME` runs).
+`albert_tf.load_tokenizer` picks the type from a checkpoint folder or a
+vocabulary file. A new vocabulary type is one module that defines and
+`register`s its type, named in `TYPE_MODULES`.
+
+What the two forms of every type share is written once: `VocabularyIds`
+(the vocabulary side), `host_base.HostBase` (the host form) and
+`graph_layer.StringLayer` (the in-graph form); `trainers` holds what every
+trainer does with its corpus.
 """
 
 import abc
+import hashlib
+import importlib
 import os
 
 from albert_tf.registry import Registry
@@ -39,24 +47,39 @@ class VocabularyType(abc.ABC):
     folder_files: names (relative paths) checkpoint folders ship it under,
         in order of preference.
     description: how errors name the kind of file ("a SentencePiece model (.model)").
+    host_form, graph_form: the host tokenizer class and the in-graph one (a Keras
+        layer), each built as `cls(path, lowercase)`: the class, or its
+        "module:Class" name, imported on first use (so that listing the types
+        loads neither TensorFlow nor a tokenizer library); None where the type
+        has no such form.
     """
 
     name = None
     file_name = None
     folder_files = ()
     description = None
+    host_form = None
+    graph_form = None
 
     @abc.abstractmethod
     def recognizes(self, path):
         """Whether the file `path` is a vocabulary of this type (read from its content)."""
 
-    @abc.abstractmethod
     def host(self, path, lowercase=None):
         """The host tokenizer of the vocabulary file `path`."""
+        return self._form("host", self.host_form)(path, lowercase)
 
-    @abc.abstractmethod
     def graph(self, path, lowercase=None):
         """The in-graph tokenizer (a Keras layer) of the vocabulary file `path`."""
+        return self._form("in-graph", self.graph_form)(path, lowercase)
+
+    def _form(self, kind, form):
+        if form is None:
+            raise ValueError(f"the {self.name} vocabulary type has no {kind} tokenizer")
+        if isinstance(form, str):
+            module, _, name = form.partition(":")
+            return getattr(importlib.import_module(module), name)
+        return form
 
     def find_in_folder(self, folder):
         """The first of `folder_files` present in `folder`, or None."""
@@ -77,16 +100,29 @@ class VocabularyType(abc.ABC):
         """Whether this type overrides `train`."""
         return type(self).train is not VocabularyType.train
 
-    @abc.abstractmethod
     def save(self, tokenizer, directory):
         """Writes the tokenizer's vocabulary into `directory` as `file_name`; returns
-        its description (`{"type", "file", "lowercase"}`, what a saved folder records)."""
+        its description (`{"type", "file", "lowercase"}`, what a saved folder records).
+
+        The bytes come from the tokenizer's vocabulary (`tokenizer.vocab.file_bytes()`),
+        not from a file: a tokenizer may have been built from bytes or a token list."""
+        with open(os.path.join(directory, self.file_name), "wb") as f:
+            f.write(tokenizer.vocab.file_bytes())
+        return {"type": self.name, "file": self.file_name, "lowercase": bool(tokenizer.lowercase)}
 
 
 class VocabularyIds:
     """The vocabulary side of the tokenizer protocol, shared by every tokenizer class:
-    special ids and size from `self.vocab` (a vocabulary object with `special_ids`
-    and `size`)."""
+    all from `self.vocab`, which `load_vocabulary` reads with the class's
+    `vocabulary_class`. A vocabulary object has `special_ids` (`{"pad", "unk",
+    "cls", "sep", "mask"}` -> id), `size`, `piece(index)`, `id_of(piece)`
+    (`unk` for a string that is not a piece), `longest_spelling()` (the most
+    characters one piece spells, its word mark not counted, at least 1),
+    `resolve_lowercase(lowercase)` (the casing to use), `file_bytes()` (what
+    a saved folder holds) and `fingerprint(lowercase)`.
+    """
+
+    vocabulary_class = None
 
     pad_id = property(lambda self: self.vocab.special_ids["pad"])
     unk_id = property(lambda self: self.vocab.special_ids["unk"])
@@ -95,11 +131,35 @@ class VocabularyIds:
     mask_id = property(lambda self: self.vocab.special_ids["mask"])
     vocabulary_size = property(lambda self: self.vocab.size)
 
+    def load_vocabulary(self, source, lowercase):
+        """Sets `vocab` (the vocabulary of `source`, a file or what the class reads)
+        and `lowercase` (None: detected from it; a contradiction raises `ValueError`)."""
+        self.vocab = self.vocabulary_class(source)
+        self.lowercase = self.vocab.resolve_lowercase(lowercase)
+
+    @property
+    def max_token_chars(self):
+        """The most characters one piece spells (its word mark not counted), at least 1."""
+        return self.vocab.longest_spelling()
+
+    def id_to_piece(self, index):
+        return self.vocab.piece(self.checked_id(index))
+
+    def piece_to_id(self, piece):
+        """The piece's id; `unk_id` for a string that is not a piece."""
+        return self.vocab.id_of(piece)
+
     def checked_id(self, index):
         """`index` as an int; `ValueError` outside the vocabulary."""
         if not 0 <= int(index) < self.vocab.size:
             raise ValueError(f"id {index} is outside the vocabulary [0, {self.vocab.size})")
         return int(index)
+
+
+def fingerprint(data, lowercase):
+    """A short hash of a vocabulary's bytes `data` and the casing (the host
+    tokenizers' `fingerprint()`, a cache key of featurized data)."""
+    return hashlib.sha256(data + bytes([bool(lowercase)])).hexdigest()[:16]
 
 
 REGISTRY = Registry("vocabulary type", TYPE_MODULES)

@@ -19,6 +19,8 @@ import keras
 import numpy as np
 import tensorflow as tf
 
+from albert_tf.tokenizer.graph_layer import accept_raw_inputs
+
 
 def _check_length(max_seq_length, pair):
     needed = 3 if pair else 2
@@ -62,8 +64,34 @@ def _placed(ids, keep, offset):
     return tf.boolean_mask(indices, kept), tf.boolean_mask(ids.flat_values, kept)
 
 
+class Packer(keras.layers.Layer):
+    """What `SegmentPacker` and `windows.WindowPacker` share: an output length,
+    the special ids, ragged (or dense) int inputs and int32 outputs.
+
+    Args:
+        max_seq_length: output length (>= 2, >= 3 for pairs).
+        cls_id, sep_id, pad_id: special token ids (e.g. from `AlbertTokenizer`).
+    """
+
+    def __init__(self, max_seq_length, cls_id, sep_id, pad_id, **kwargs):
+        kwargs.setdefault("dtype", "int32")
+        super().__init__(**kwargs)
+        _check_length(max_seq_length, pair=False)
+        accept_raw_inputs(self)
+        self.max_seq_length = max_seq_length
+        self.cls_id = cls_id
+        self.sep_id = sep_id
+        self.pad_id = pad_id
+
+    def get_config(self):
+        config = super().get_config()
+        config.update({"max_seq_length": self.max_seq_length, "cls_id": self.cls_id,
+                       "sep_id": self.sep_id, "pad_id": self.pad_id})
+        return config
+
+
 @keras.saving.register_keras_serializable(package="albert_tf")
-class SegmentPacker(keras.layers.Layer):
+class SegmentPacker(Packer):
     """Packs one or two segments of ids into ALBERT's model inputs.
 
     Args:
@@ -79,18 +107,6 @@ class SegmentPacker(keras.layers.Layer):
         dict of int32 `(batch_size, max_seq_length)` tensors (`(max_seq_length,)`
         for one example): `token_ids`, `segment_ids`, `padding_mask`.
     """
-
-    def __init__(self, max_seq_length, cls_id, sep_id, pad_id, **kwargs):
-        kwargs.setdefault("dtype", "int32")
-        super().__init__(**kwargs)
-        _check_length(max_seq_length, pair=False)
-        self._convert_input_args = False
-        self._allow_non_tensor_positional_args = True
-        self.built = True
-        self.max_seq_length = max_seq_length
-        self.cls_id = cls_id
-        self.sep_id = sep_id
-        self.pad_id = pad_id
 
     def call(self, ids_a, ids_b=None):
         m = self.max_seq_length
@@ -126,9 +142,3 @@ class SegmentPacker(keras.layers.Layer):
                "segment_ids": tf.cast(second & in_sequence, tf.int32),
                "padding_mask": tf.cast(in_sequence, tf.int32)}
         return {k: v[0] for k, v in out.items()} if single else out
-
-    def get_config(self):
-        config = super().get_config()
-        config.update({"max_seq_length": self.max_seq_length, "cls_id": self.cls_id,
-                       "sep_id": self.sep_id, "pad_id": self.pad_id})
-        return config

@@ -1,10 +1,13 @@
 """`tokenizer train`'s settings and function: the vocabulary type named by `type`
-trains with its own trainer (`VocabularyType.train`), looked up in the registry.
+trains with its own trainer (`VocabularyType.train`), looked up in the registry;
+and what every trainer does the same: check its arguments (`check_corpus`), read
+its corpus (`corpus_lines`) and say what it wrote (`trained_line`).
 
 Imports nothing heavy: the settings are checked before a trainer loads.
 """
 
 import dataclasses
+import os
 
 from albert_tf.io_utils import expand_inputs
 from albert_tf.settings import Settings, setting
@@ -41,3 +44,35 @@ def train(settings):
     return get_type(settings.type).train(files, settings.vocab_size, settings.output,
                                          lowercase=settings.lowercase,
                                          verbose=settings.verbose)
+
+
+def check_corpus(input_files, vocab_size, reserved, what):
+    """Raises `ValueError` for an empty `input_files` or a `vocab_size` that is not an
+    integer above `reserved` (the ids `what` names take), `FileNotFoundError` naming
+    a missing input file."""
+    if not input_files:
+        raise ValueError("input_files is empty: give at least one text file")
+    for path in input_files:
+        if not os.path.isfile(path):
+            raise FileNotFoundError(f"input file not found: {path}")
+    if isinstance(vocab_size, bool) or not isinstance(vocab_size, int) or vocab_size <= reserved:
+        raise ValueError(f"vocab_size must be an integer > {reserved} ({what}), "
+                         f"got {vocab_size!r}")
+
+
+def corpus_lines(paths, transform):
+    """`transform(line)` of each line of each UTF-8 file (undecodable bytes read as
+    U+FFFD), where that is not empty: the text a trainer learns from."""
+    for path in paths:
+        with open(path, encoding="utf-8", errors="replace") as f:
+            for line in f:
+                text = transform(line)
+                if text:
+                    yield text
+
+
+def trained_line(path, vocab, unit, uncased):
+    """What `tokenizer train` prints after writing `vocab` (with `size` and
+    `special_ids`, of `unit`s, e.g. "pieces") to `path`."""
+    return (f"wrote {path} ({vocab.size} {unit}, special ids {vocab.special_ids}, "
+            f"{'uncased' if uncased else 'cased'})")

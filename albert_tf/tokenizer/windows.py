@@ -26,7 +26,7 @@ A text that fits is one window equal to `SegmentPacker`'s packing of it.
 import keras
 import tensorflow as tf
 
-from albert_tf.tokenizer.packing import _as_ragged, _check_length
+from albert_tf.tokenizer.packing import Packer, _as_ragged, _check_length
 
 
 def _take(values, index, valid, fill):
@@ -47,7 +47,7 @@ def window_mean(values, text, num_texts):
 
 
 @keras.saving.register_keras_serializable(package="albert_tf")
-class WindowPacker(keras.layers.Layer):
+class WindowPacker(Packer):
     """Packs each text (pair) into as many overlapping windows as it needs.
 
     Args:
@@ -67,19 +67,10 @@ class WindowPacker(keras.layers.Layer):
     """
 
     def __init__(self, max_seq_length, stride, cls_id, sep_id, pad_id, **kwargs):
-        kwargs.setdefault("dtype", "int32")
-        super().__init__(**kwargs)
-        _check_length(max_seq_length, pair=False)
+        super().__init__(max_seq_length, cls_id, sep_id, pad_id, **kwargs)
         if isinstance(stride, bool) or not isinstance(stride, int) or stride < 0:
             raise ValueError(f"stride must be an integer >= 0, got {stride!r}")
-        self._convert_input_args = False
-        self._allow_non_tensor_positional_args = True
-        self.built = True
-        self.max_seq_length = max_seq_length
         self.stride = stride
-        self.cls_id = cls_id
-        self.sep_id = sep_id
-        self.pad_id = pad_id
 
     def call(self, ids_a, ids_b=None):
         a, _ = _as_ragged(ids_a, "ids_a")
@@ -132,10 +123,7 @@ class WindowPacker(keras.layers.Layer):
                 "text": text}
 
     def get_config(self):
-        config = super().get_config()
-        config.update({"max_seq_length": self.max_seq_length, "stride": self.stride,
-                       "cls_id": self.cls_id, "sep_id": self.sep_id, "pad_id": self.pad_id})
-        return config
+        return {**super().get_config(), "stride": self.stride}
 
 
 def consecutive_windows(ids, max_seq_length, cls_id, sep_id, pad_id, values=()):

@@ -7,24 +7,19 @@ package docstring.
 """
 
 import bisect
-import hashlib
 import itertools
 
-from albert_tf.tokenizer.base import VocabularyIds
+from albert_tf.tokenizer.host_base import HostBase
 from albert_tf.tokenizer.normalization import (aligned_emissions, next_true,
                                                preprocess_text_fast, to_text,
                                                whitespace_code_points)
-from albert_tf.tokenizer.sentencepiece.vocab import COMMA, SpmVocab
+from albert_tf.tokenizer.sentencepiece.vocab import COMMA, SentencePieceIds
 
 
-class HostTokenizer(VocabularyIds):
-    """ALBERT's SentencePiece tokenization on the host.
-
-    Args:
-        proto: path to a SentencePiece `.model` file, or its bytes.
-        lowercase: lowercase the text (uncased models); None detects it from
-            the vocabulary; a value that contradicts the vocabulary raises
-            `ValueError`.
+class HostTokenizer(SentencePieceIds, HostBase):
+    """ALBERT's SentencePiece tokenization on the host, of the model `proto` with
+    the casing `lowercase` (see `SentencePieceIds`): `preprocess`, then the
+    `sentencepiece` package, then the digit-comma rule on the ids.
 
     Example:
         >>> tok = HostTokenizer("tests/fixtures/spm/albert_30k_clean.model")
@@ -33,28 +28,11 @@ class HostTokenizer(VocabularyIds):
     """
 
     def __init__(self, proto, lowercase=None):
-        self.vocab = SpmVocab(proto)
-        self.lowercase = self.vocab.resolve_lowercase(lowercase)
+        self.load_vocabulary(proto, lowercase)
         self._sp = self.vocab.sp
         self._rules = self.vocab.digit_comma_replacements()
         self._rule_ids = {index: [r[0] for r in rule] for index, rule in self._rules.items()}
         self._rule_keys = frozenset(self._rules)
-
-    # Vocabulary.
-
-    proto = property(lambda self: self.vocab.proto)  # the serialized model
-    vocabulary_type = "sentencepiece"
-
-    def fingerprint(self):
-        """A short hash of the vocabulary and the casing (a cache key of featurized data)."""
-        return hashlib.sha256(self.proto + bytes([self.lowercase])).hexdigest()[:16]
-
-    def id_to_piece(self, index):
-        return self._sp.id_to_piece(self.checked_id(index))
-
-    def piece_to_id(self, piece):
-        """The piece's id; `unk_id` for a string that is not a piece."""
-        return self._sp.piece_to_id(piece)
 
     # Tokenization.
 
@@ -79,15 +57,8 @@ class HostTokenizer(VocabularyIds):
         batch = self._sp.encode([self.preprocess(t) for t in texts], num_threads=num_threads)
         return [self._apply_rule(ids) for ids in batch]
 
-    def encode_with_offsets(self, text):
-        """`(ids, starts, ends)`: ids and character spans into `text`.
-
-        Returns:
-            Three equal-length `list[int]`; `text[starts[i]:ends[i]]` is the
-            text token `i` came from (for `bytes`, indices into the decoded
-            `str`).
-        """
-        text = to_text(text)
+    def _offsets(self, text):
+        """`encode_with_offsets` of a `str`: SentencePiece on the aligned emissions."""
         emissions = aligned_emissions(text, self.lowercase)
         alignment = _Alignment(text, emissions)
         pieces = self._sp.encode("".join(emissions), out_type="proto").pieces

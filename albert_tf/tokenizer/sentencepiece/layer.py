@@ -11,29 +11,20 @@ import keras
 import tensorflow as tf
 import tensorflow_text as tf_text
 
-from albert_tf.tokenizer.sentencepiece import graph_offsets, graph_ops, graph_ties
 from albert_tf.tokenizer.graph_layer import StringLayer
-from albert_tf.tokenizer.sentencepiece.vocab import SpmVocab
+from albert_tf.tokenizer.sentencepiece import graph_offsets, graph_ops, graph_ties
+from albert_tf.tokenizer.sentencepiece.vocab import SentencePieceIds
 
 
 @keras.saving.register_keras_serializable(package="albert_tf")
-class AlbertTokenizer(StringLayer):
+class AlbertTokenizer(SentencePieceIds, StringLayer):
     """ALBERT tokenization: normalization, SentencePiece, digit-comma rule.
 
     Args:
-        proto: path to a SentencePiece `.model` file, or its bytes.
-        lowercase: lowercase the text (uncased models); None detects it from
-            the vocabulary; a value that contradicts the vocabulary raises
-            `ValueError`.
+        proto, lowercase: the model and the casing (see `SentencePieceIds`).
         **kwargs: passed to `keras.layers.Layer` (e.g. `name`).
 
-    Call arguments:
-        inputs: string tensor (or Python `str`/list), scalar or `(batch_size,)`,
-            UTF-8; invalid bytes are read as U+FFFD.
-
-    Returns:
-        int32 token ids without special tokens: a 1-D tensor for a scalar
-        input, a `tf.RaggedTensor` `(batch_size, None)` for a batch.
+    Called on strings (see `StringLayer.call`), it gives their ids.
 
     Example:
         >>> tok = AlbertTokenizer("tests/fixtures/spm/albert_30k_clean.model")
@@ -41,62 +32,31 @@ class AlbertTokenizer(StringLayer):
         [48, 25, 21, 1289]
     """
 
+    # A CJK ideograph or a punctuation mark may share a piece with its neighbours.
+    standalone_words = False
+    max_word_chars = None  # no limit on a word
+
     def __init__(self, proto, lowercase=None, **kwargs):
         super().__init__(**kwargs)
-        self.vocab = SpmVocab(proto)
-        self.lowercase = self.vocab.resolve_lowercase(lowercase)
+        self.load_vocabulary(proto, lowercase)
         self._tables = graph_ops.GraphTables.build(
             self.lowercase, self.vocab.size, self.vocab.digit_comma_replacements())
         self._sentencepiece = tf_text.SentencepieceTokenizer(
             model=self.vocab.proto, out_type=tf.int32)
         self._ties = graph_ties.TieTables.build(self.vocab.viterbi_pieces())
 
-    # Vocabulary (host-side Python values).
+    # Tokenization (the offsets: "▁" pieces and the digit-comma rule as the
+    # package docstring says).
 
-    proto = property(lambda self: self.vocab.proto)
-    vocabulary_type = "sentencepiece"
-    # A CJK ideograph or a punctuation mark may share a piece with its neighbours.
-    standalone_words = False
-    max_word_chars = None  # no limit on a word
-
-    @property
-    def max_token_chars(self):
-        """The most characters one piece spells (its "▁" not counted), at least 1."""
-        sp = self.vocab.sp
-        return max(1, max(len(sp.id_to_piece(i).replace("\u2581", ""))
-                          for i in range(self.vocab.size)))
-
-    def id_to_piece(self, index):
-        return self.vocab.sp.id_to_piece(self.checked_id(index))
-
-    def piece_to_id(self, piece):
-        """The piece's id; `unk_id` for a string that is not a piece."""
-        return self.vocab.sp.piece_to_id(piece)
-
-    # Tokenization.
-
-    def call(self, inputs):
-        scalar, strings = self._as_batch(inputs)
+    def _tokenize(self, strings):
         text = graph_ops.normalize(strings, self._tables, self.lowercase)  # (batch,)
         ids, _, _ = self._pieces(text)
-        ids = graph_ops.apply_rules(ids, self._tables)
-        return ids[0] if scalar else ids
+        return graph_ops.apply_rules(ids, self._tables)
 
-    def tokenize_with_offsets(self, inputs):
-        """Ids and the characters each came from.
-
-        Returns:
-            `(ids, starts, ends)`, int32, shaped as `call`'s output; `starts`
-            and `ends` are Unicode code point offsets into each ORIGINAL
-            input string, so that `text[start:end]` is the text the token came
-            from (see the package docstring for "▁" pieces and the
-            digit-comma rule).
-        """
-        scalar, strings = self._as_batch(inputs)
+    def _tokenize_with_offsets(self, strings):
         chars = graph_ops.Chars.decode(strings)
         emitted = graph_ops.emit(chars, self._tables, self.lowercase)
-        result = graph_offsets.spans(chars, emitted, self._pieces(emitted.text), self._tables)
-        return tuple(r[0] for r in result) if scalar else result
+        return graph_offsets.spans(chars, emitted, self._pieces(emitted.text), self._tables)
 
     def _pieces(self, text):
         """SentencePiece pieces of normalized text, ties decided as the reference

@@ -7,6 +7,7 @@ import sys
 import sentencepiece as spm
 
 from albert_tf.tokenizer.normalization import preprocess_text
+from albert_tf.tokenizer.trainers import check_corpus, corpus_lines
 
 # google-research/albert README, section "SentencePiece", trained the released
 # 30k-clean.model with:
@@ -26,16 +27,6 @@ ALBERT_TRAINER_OPTIONS = {
     "input_sentence_size": 10_000_000,
     "character_coverage": 0.99995,
 }
-
-
-def _sentences(paths, lowercase):
-    """Each non-empty line of each file, through ALBERT's `preprocess_text`."""
-    for path in paths:
-        with open(path, encoding="utf-8", errors="replace") as f:
-            for line in f:
-                text = preprocess_text(line, lowercase)
-                if text:
-                    yield text
 
 
 def train_sentencepiece(input_files, vocab_size, output_prefix, lowercase=False, verbose=False,
@@ -60,16 +51,9 @@ def train_sentencepiece(input_files, vocab_size, output_prefix, lowercase=False,
             training run (its message, e.g. a vocabulary too large for the
             corpus).
     """
-    if not input_files:
-        raise ValueError("input_files is empty: give at least one text file")
-    for path in input_files:
-        if not os.path.isfile(path):
-            raise FileNotFoundError(f"input file not found: {path}")
     reserved = 2 + len(ALBERT_TRAINER_OPTIONS["control_symbols"]) + len(
         ALBERT_TRAINER_OPTIONS["user_defined_symbols"])
-    if isinstance(vocab_size, bool) or not isinstance(vocab_size, int) or vocab_size <= reserved:
-        raise ValueError(f"vocab_size must be an integer > {reserved} (the special and user "
-                         f"symbols), got {vocab_size!r}")
+    check_corpus(input_files, vocab_size, reserved, "the special and user symbols")
     parent = os.path.dirname(os.path.abspath(output_prefix))
     os.makedirs(parent, exist_ok=True)
     with contextlib.ExitStack() as stack:
@@ -80,7 +64,9 @@ def train_sentencepiece(input_files, vocab_size, output_prefix, lowercase=False,
             stack.enter_context(open(os.devnull, "w"))
         try:
             spm.SentencePieceTrainer.train(
-                sentence_iterator=_sentences(input_files, lowercase),
+                # Each non-empty line through ALBERT's `preprocess_text`.
+                sentence_iterator=corpus_lines(
+                    input_files, lambda line: preprocess_text(line, lowercase)),
                 model_prefix=output_prefix, vocab_size=vocab_size, logstream=log,
                 **{**ALBERT_TRAINER_OPTIONS, **options})
         except RuntimeError as e:

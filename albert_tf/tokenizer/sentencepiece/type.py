@@ -14,6 +14,8 @@ class SentencePieceType(VocabularyType):
     folder_files = ("spiece.model", "30k-clean.model",
                     os.path.join("assets", "tokenizer", "vocabulary.spm"))
     description = "a SentencePiece model (.model)"
+    host_form = "albert_tf.tokenizer.sentencepiece.host:HostTokenizer"
+    graph_form = "albert_tf.tokenizer.sentencepiece.layer:AlbertTokenizer"
 
     def recognizes(self, path):
         try:
@@ -29,31 +31,15 @@ class SentencePieceType(VocabularyType):
         models = sorted(n for n in os.listdir(folder) if n.endswith(".model"))
         return os.path.join(folder, models[0]) if len(models) == 1 else None
 
-    def host(self, path, lowercase=None):
-        from albert_tf.tokenizer.sentencepiece.host import HostTokenizer
-
-        return HostTokenizer(path, lowercase)
-
-    def graph(self, path, lowercase=None):
-        from albert_tf.tokenizer.sentencepiece.layer import AlbertTokenizer
-
-        return AlbertTokenizer(path, lowercase)
-
     def train(self, input_files, vocab_size, output, lowercase=False, verbose=False):
         """Writes `output`.model and .vocab (`training.ALBERT_TRAINER_OPTIONS`)."""
         from albert_tf.tokenizer.sentencepiece.training import train_sentencepiece
+        from albert_tf.tokenizer.trainers import trained_line
 
         path = train_sentencepiece(input_files, vocab_size, output, lowercase=lowercase,
                                    verbose=verbose)
         vocab = SpmVocab(path)
-        return (f"wrote {path} ({vocab.size} pieces, special ids {vocab.special_ids}, "
-                f"{'uncased' if vocab.casing().uncased else 'cased'})")
-
-    def save(self, tokenizer, directory):
-        # The model bytes: a tokenizer may have been built from bytes, not a file.
-        with open(os.path.join(directory, self.file_name), "wb") as f:
-            f.write(tokenizer.proto)
-        return {"type": self.name, "file": self.file_name, "lowercase": bool(tokenizer.lowercase)}
+        return trained_line(path, vocab, "pieces", vocab.casing().uncased)
 
 
 register(SentencePieceType())

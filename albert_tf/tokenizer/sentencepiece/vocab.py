@@ -13,6 +13,8 @@ import numpy as np
 import sentencepiece as spm
 from sentencepiece import sentencepiece_model_pb2
 
+from albert_tf.tokenizer.base import VocabularyIds, fingerprint
+
 UNDERLINE = "\u2581"  # SentencePiece's word-boundary mark "▁"
 SPECIAL_PIECES = {"pad": "<pad>", "unk": "<unk>", "cls": "[CLS]", "sep": "[SEP]",
                   "mask": "[MASK]"}
@@ -150,6 +152,25 @@ class SpmVocab:
                                  f"(ALBERT needs {sorted(SPECIAL_PIECES.values())})")
             self.special_ids[name] = index
 
+    def piece(self, index):
+        return self.sp.id_to_piece(index)
+
+    def id_of(self, piece):
+        return self.sp.piece_to_id(piece)
+
+    def longest_spelling(self):
+        """The most characters one piece spells (its "▁" not counted), at least 1."""
+        return max(1, max(len(self.sp.id_to_piece(i).replace(UNDERLINE, ""))
+                          for i in range(self.size)))
+
+    def file_bytes(self):
+        """The `.model` file: the serialized model."""
+        return self.proto
+
+    def fingerprint(self, lowercase):
+        """A short hash of the model and the casing."""
+        return fingerprint(self.proto, lowercase)
+
     def _is_normal(self, index):
         sp = self.sp
         return not (sp.is_control(index) or sp.is_unknown(index) or sp.is_unused(index))
@@ -226,3 +247,18 @@ class SpmVocab:
             rule.append((self.sp.piece_to_id(","), COMMA, 0))
             out[index] = rule
         return out
+
+
+class SentencePieceIds(VocabularyIds):
+    """The vocabulary side of both SentencePiece tokenizers, `host.HostTokenizer`
+    and `layer.AlbertTokenizer`, which take the same two arguments:
+
+        proto: path to a SentencePiece `.model` file, or its bytes.
+        lowercase: lowercase the text (uncased models); None detects it from
+            the vocabulary; a value that contradicts the vocabulary raises
+            `ValueError`.
+    """
+
+    vocabulary_type = "sentencepiece"
+    vocabulary_class = SpmVocab
+    proto = property(lambda self: self.vocab.proto)  # the serialized model

@@ -2,7 +2,7 @@
 
 The same computation as `wordpiece.host` (tested): each input character gets
 its kind and emission from constant tables built on the host
-(`WordPieceTables`, from `wordpiece_chars`), then the emitted characters are
+(`WordPieceTables`, from `chars`), then the emitted characters are
 cut into words with cumulative sums. Everything works on flat arrays of a
 whole batch: `n` input characters with `row` (their string), `m` emitted
 characters with `owner` (the input character each came from), and the words,
@@ -25,7 +25,7 @@ class WordPieceTables:
     """Host-built constants the graph needs."""
 
     prop_starts: tf.Tensor    # int32 (r,): code points [starts[k], starts[k+1]) have
-    prop_values: tf.Tensor    # int32 (r,)  values[k] (`wordpiece_chars.property_ranges`)
+    prop_values: tf.Tensor    # int32 (r,)  values[k] (`chars.property_ranges`)
     keys: tf.Tensor           # int32 (k,) sorted code points whose uncased emission differs
     value_starts: tf.Tensor   # int32 (k,): keys[i] emits values[starts[i]:starts[i] + lengths[i]]
     value_lengths: tf.Tensor  # int32 (k,)

@@ -1,7 +1,7 @@
 """`HostWordPieceTokenizer`: BERT's `FullTokenizer` (WordPiece) in plain Python.
 
 google-research/bert (and albert) `tokenization.py`, `FullTokenizer(vocab_file,
-do_lower_case)`: `BasicTokenizer` (see `wordpiece_chars`), then
+do_lower_case)`: `BasicTokenizer` (see `chars`), then
 `WordpieceTokenizer`: per word, greedy longest match first against the
 vocabulary, pieces after the first prefixed with "##"; a word of more than
 `MAX_WORD_CHARS` (200) characters, or one the vocabulary cannot cover, is one
@@ -12,10 +12,10 @@ offsets follow the rules in `albert_tf.tokenizer`'s package docstring.
 import bisect
 import functools
 
-from albert_tf.tokenizer.base import VocabularyIds
+from albert_tf.tokenizer.host_base import HostBase
 from albert_tf.tokenizer.normalization import final_sigma, next_true, to_text
 from albert_tf.tokenizer.wordpiece import chars
-from albert_tf.tokenizer.wordpiece.vocab import (CONTINUATION, MAX_WORD_CHARS, WordPieceVocab,
+from albert_tf.tokenizer.wordpiece.vocab import (CONTINUATION, MAX_WORD_CHARS, WordPieceIds,
                                                  is_control)
 
 # Words whose pieces a tokenizer remembers (most text repeats a few thousand).
@@ -40,15 +40,10 @@ def basic_tokenize(text, lowercase):
     return chars.word_pattern().findall(text)
 
 
-class HostWordPieceTokenizer(VocabularyIds):
-    """BERT's WordPiece tokenization on the host.
-
-    Args:
-        vocabulary: path to a `vocab.txt`, or its tokens in id order.
-        lowercase: lowercase and strip accents (uncased models, BERT's
-            `do_lower_case`); None detects it from the vocabulary (no cased
-            letters: uncased); a value that contradicts the vocabulary raises
-            `ValueError`.
+class HostWordPieceTokenizer(WordPieceIds, HostBase):
+    """BERT's WordPiece tokenization on the host, of `vocabulary` with the casing
+    `lowercase` (see `WordPieceIds`): `basic_tokenize`, then each word's pieces
+    by greedy longest match (cached per word).
 
     Example:
         >>> tok = HostWordPieceTokenizer("tests/fixtures/wordpiece/vocab.txt")
@@ -58,28 +53,12 @@ class HostWordPieceTokenizer(VocabularyIds):
         [9266, 10491, 3563, 1798, 8013]
     """
 
-    vocabulary_type = "wordpiece"
-
     def __init__(self, vocabulary, lowercase=None):
-        self.vocab = WordPieceVocab(vocabulary)
-        self.lowercase = self.vocab.resolve_lowercase(lowercase)
+        self.load_vocabulary(vocabulary, lowercase)
         self._ids = self.vocab.ids
         self._cache = {}  # word -> pieces (a plain dict: the tokenizer stays picklable)
 
     # Vocabulary.
-
-    tokens = property(lambda self: self.vocab.tokens)  # in id order
-
-    def fingerprint(self):
-        """A short hash of the vocabulary and the casing (a cache key of featurized data)."""
-        return self.vocab.fingerprint(self.lowercase)
-
-    def id_to_piece(self, index):
-        return self.vocab.tokens[self.checked_id(index)]
-
-    def piece_to_id(self, piece):
-        """The token's id; `unk_id` for a string that is not a token."""
-        return self._ids.get(piece, self.unk_id)
 
     def continues_word(self, index):
         """Whether token `index` continues the word before it ("##" pieces; BERT's
@@ -136,19 +115,8 @@ class HostWordPieceTokenizer(VocabularyIds):
         return [index for word in self.basic_tokenize(text)
                 for index, _ in self._pieces(word)]
 
-    def encode_batch(self, texts):
-        """`encode` over a list."""
-        return [self.encode(text) for text in texts]
-
-    def encode_with_offsets(self, text):
-        """`(ids, starts, ends)`: ids and character spans into `text`.
-
-        Returns:
-            Three equal-length `list[int]`; `text[starts[i]:ends[i]]` is the
-            text token `i` came from (for `bytes`, indices into the decoded
-            `str`).
-        """
-        text = to_text(text)
+    def _offsets(self, text):
+        """`encode_with_offsets` of a `str`: each word's pieces, spans from its characters."""
         alignment = _Alignment(text, self.lowercase)
         ids, starts, ends = [], [], []
         for word, owners in alignment.words():

@@ -11,6 +11,7 @@ import json
 import os
 
 from albert_tf.tokenizer.base import TOKENIZER_CONFIG
+from albert_tf.tokenizer.trainers import check_corpus, corpus_lines
 from albert_tf.tokenizer.wordpiece.host import basic_tokenize
 from albert_tf.tokenizer.wordpiece.vocab import (CONTINUATION, MAX_WORD_CHARS, SPECIAL_TOKENS,
                                                  WordPieceVocab)
@@ -18,16 +19,6 @@ from albert_tf.tokenizer.wordpiece.vocab import (CONTINUATION, MAX_WORD_CHARS, S
 # BERT's special tokens first: [PAD]=0, [UNK]=1, [CLS]=2, [SEP]=3, [MASK]=4.
 SPECIAL_ORDER = ("pad", "unk", "cls", "sep", "mask")
 VOCAB_FILE = "vocab.txt"
-
-
-def _lines_of_words(paths, lowercase):
-    """Each non-empty line of each file as its BERT words joined by spaces."""
-    for path in paths:
-        with open(path, encoding="utf-8", errors="replace") as f:
-            for line in f:
-                words = basic_tokenize(line, lowercase)
-                if words:
-                    yield " ".join(words)
 
 
 def train_wordpiece(input_files, vocab_size, output_dir, lowercase=False, verbose=False,
@@ -57,23 +48,17 @@ def train_wordpiece(input_files, vocab_size, output_dir, lowercase=False, verbos
     """
     from tokenizers import Tokenizer, models, pre_tokenizers, trainers
 
-    if not input_files:
-        raise ValueError("input_files is empty: give at least one text file")
-    for path in input_files:
-        if not os.path.isfile(path):
-            raise FileNotFoundError(f"input file not found: {path}")
     special = [SPECIAL_TOKENS[name] for name in SPECIAL_ORDER]
-    if isinstance(vocab_size, bool) or not isinstance(vocab_size, int) or (
-            vocab_size <= len(special)):
-        raise ValueError(f"vocab_size must be an integer > {len(special)} (the special "
-                         f"tokens), got {vocab_size!r}")
+    check_corpus(input_files, vocab_size, len(special), "the special tokens")
     tokenizer = Tokenizer(models.WordPiece(unk_token=SPECIAL_TOKENS["unk"],
                                            max_input_chars_per_word=MAX_WORD_CHARS))
     tokenizer.pre_tokenizer = pre_tokenizers.WhitespaceSplit()  # the spaces between words
     trainer = trainers.WordPieceTrainer(vocab_size=vocab_size, special_tokens=special,
                                         continuing_subword_prefix=CONTINUATION,
                                         show_progress=verbose, **options)
-    tokenizer.train_from_iterator(_lines_of_words(input_files, lowercase), trainer=trainer)
+    # Each non-empty line as its BERT words joined by spaces.
+    lines = corpus_lines(input_files, lambda line: " ".join(basic_tokenize(line, lowercase)))
+    tokenizer.train_from_iterator(lines, trainer=trainer)
     ids = tokenizer.get_vocab()
     if len(ids) <= len(special):
         raise ValueError(f"no words in {', '.join(input_files)}: nothing to learn")

@@ -9,8 +9,9 @@ shifts the ids of the lines after it, as in the reference; Hugging Face's
 winning).
 """
 
-import hashlib
 import os
+
+from albert_tf.tokenizer.base import VocabularyIds, fingerprint
 
 SPECIAL_TOKENS = {"pad": "[PAD]", "unk": "[UNK]", "cls": "[CLS]", "sep": "[SEP]",
                   "mask": "[MASK]"}
@@ -108,14 +109,27 @@ class WordPieceVocab:
         self.size = len(self.tokens)
         self.max_token_chars = max(len(t) for t in self.tokens)
 
+    def piece(self, index):
+        return self.tokens[index]
+
+    def id_of(self, piece):
+        return self.ids.get(piece, self.special_ids["unk"])
+
+    def longest_spelling(self):
+        """The most characters one token spells (its "##" not counted), at least 1."""
+        return max(1, max(len(t.removeprefix(CONTINUATION)) for t in self.tokens))
+
     def fingerprint(self, lowercase):
         """A short hash of the tokens and the casing."""
-        data = "\n".join(self.tokens).encode("utf-8") + bytes([bool(lowercase)])
-        return hashlib.sha256(data).hexdigest()[:16]
+        return fingerprint("\n".join(self.tokens).encode("utf-8"), lowercase)
 
     def text(self):
         """The vocabulary as a file's text that `parse_tokens` reads back the same."""
         return "".join(("" if t == " " else t) + "\n" for t in self.tokens)
+
+    def file_bytes(self):
+        """The `vocab.txt` file: `text()` in UTF-8."""
+        return self.text().encode("utf-8")
 
     def resolve_lowercase(self, lowercase):
         """The lowercase flag to use: detected when None, checked when given.
@@ -144,3 +158,19 @@ class WordPieceVocab:
         raise ValueError(f"lowercase={lowercase!r} contradicts the vocabulary of {self.source}, "
                          f"which is {problem}. Pass lowercase={not lowercase} or "
                          f"lowercase=None.")
+
+
+class WordPieceIds(VocabularyIds):
+    """The vocabulary side of both WordPiece tokenizers, `host.HostWordPieceTokenizer`
+    and `layer.WordPieceTokenizer`, which take the same two arguments:
+
+        vocabulary: path to a `vocab.txt`, or its tokens in id order.
+        lowercase: lowercase and strip accents (uncased models, BERT's
+            `do_lower_case`); None detects it from the vocabulary (no cased
+            letters: uncased); a value that contradicts the vocabulary raises
+            `ValueError`.
+    """
+
+    vocabulary_type = "wordpiece"
+    vocabulary_class = WordPieceVocab
+    tokens = property(lambda self: self.vocab.tokens)  # in id order
