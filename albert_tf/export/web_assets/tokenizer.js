@@ -5,6 +5,17 @@
 
 const TRANSPARENT = 0, CASED = 1, OTHER = 2;
 const CAPITAL_SIGMA = 0x3a3, SMALL_SIGMA = 0x3c3, FINAL_SIGMA = 0x3c2;
+
+// Python's Final_Sigma rule for the capital sigma at i of n code points: a cased
+// character before it and none after it, case-ignorable ones (TRANSPARENT) skipped.
+// left(j) / right(k): the class a character shows to what follows / precedes it.
+function isFinalSigma(i, n, left, right) {
+  let j = i - 1;
+  while (j >= 0 && left(j) === TRANSPARENT) j--;
+  let k = i + 1;
+  while (k < n && right(k) === TRANSPARENT) k++;
+  return j >= 0 && left(j) === CASED && !(k < n && right(k) === CASED);
+}
 const UNDERLINE = "\u2581";
 
 function undelta(values) {
@@ -133,13 +144,9 @@ export class SentencePieceTokenizer {
     for (let i = 0; i < cps.length; i++) {
       const hit = this.mapping.get(cps[i]);
       if (!hit || !hit[3]) continue;
-      let j = i - 1;
-      while (j >= 0 && this.edgeClasses(cps, out, j)[1] === TRANSPARENT) j--;
-      let k = i + 1;
-      while (k < cps.length && this.edgeClasses(cps, out, k)[0] === TRANSPARENT) k++;
-      const before = j >= 0 && this.edgeClasses(cps, out, j)[1] === CASED;
-      const after = k < cps.length && this.edgeClasses(cps, out, k)[0] === CASED;
-      if (before && !after) out[i] = String.fromCodePoint(FINAL_SIGMA);
+      const left = (j) => this.edgeClasses(cps, out, j)[1];
+      const right = (k) => this.edgeClasses(cps, out, k)[0];
+      if (isFinalSigma(i, cps.length, left, right)) out[i] = String.fromCodePoint(FINAL_SIGMA);
     }
   }
 
@@ -313,10 +320,8 @@ export class WordPieceTokenizer {
       if (kind === BREAK || kind === DROP) return "";
       if (!this.lowercase) return String.fromCodePoint(cp);
       if (cp === CAPITAL_SIGMA) {
-        let before = null, after = null;
-        for (let j = i - 1; j >= 0; j--) if (cases[j] !== TRANSPARENT) { before = cases[j]; break; }
-        for (let j = i + 1; j < cps.length; j++) if (cases[j] !== TRANSPARENT) { after = cases[j]; break; }
-        return String.fromCodePoint(before === CASED && after !== CASED ? FINAL_SIGMA : SMALL_SIGMA);
+        const at = (j) => cases[j];
+        return String.fromCodePoint(isFinalSigma(i, cps.length, at, at) ? FINAL_SIGMA : SMALL_SIGMA);
       }
       const hit = this.emission.get(cp);
       return hit === undefined ? String.fromCodePoint(cp) : hit;
