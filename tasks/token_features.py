@@ -16,6 +16,7 @@ graph's `read_entities`, run eagerly too.
 
 import bisect
 import dataclasses
+import itertools
 import logging
 
 import numpy as np
@@ -193,16 +194,21 @@ def char_entities(texts, spans, word_tag_lists, tags):
     out = []
     for b in range(0, len(texts), BATCH_TEXTS):
         batch = range(b, min(b + BATCH_TEXTS, len(texts)))
-        flat = [(row, s, e, tag_id[t]) for row, i in enumerate(batch)
-                for (s, e), t in zip(spans[i], word_tag_lists[i])]
-        row, start, end, tag = (np.array(v, np.int32).reshape(-1)
-                                for v in (zip(*flat) if flat else [()] * 4))
-        found = {k: v.numpy() for k, v in read_entities(
+        # Flat arrays built from generators: a tuple a word would cost more in
+        # garbage collection than the graph's whole reading.
+        counts = np.fromiter((len(spans[i]) for i in batch), np.int64, len(batch))
+        row = np.repeat(np.arange(len(batch), dtype=np.int32), counts)
+        start, end = np.fromiter(itertools.chain.from_iterable(
+            itertools.chain.from_iterable(spans[i] for i in batch)), np.int32,
+            2 * int(counts.sum())).reshape(-1, 2).T
+        tag = np.fromiter((tag_id[t] for i in batch for t in word_tag_lists[i]), np.int32,
+                          int(counts.sum()))
+        found = {k: v.numpy().tolist() for k, v in read_entities(
             names, code_points([texts[i] for i in batch]), start, end, row, tag).items()}
-        for r in range(len(batch)):
-            out.append([{"type": found["entity_type"][r, j].decode(),
-                         "start": int(found["entity_start"][r, j]),
-                         "end": int(found["entity_end"][r, j]),
-                         "text": found["entity_text"][r, j].decode("utf-8", "surrogatepass")}
-                        for j in range(found["num_entities"][r])])
+        for r, count in enumerate(found["num_entities"]):
+            out.append([{"type": kind.decode(), "start": first, "end": last,
+                         "text": surface.decode("utf-8", "surrogatepass")}
+                        for kind, first, last, surface in zip(
+                            *(found[k][r][:count] for k in ("entity_type", "entity_start",
+                                                            "entity_end", "entity_text")))])
     return out

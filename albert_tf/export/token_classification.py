@@ -55,10 +55,11 @@ def _graph_standalone(codes):
     hit = tf.zeros_like(codes, dtype=tf.bool)
     for lo, hi in CJK_RANGES + ASCII_PUNCTUATION:
         hit |= (codes >= lo) & (codes <= hi)
-    flat = tf.reshape(tf.where(codes < 0, 32, codes), [-1, 1])
-    chars = tf.strings.unicode_encode(flat, "UTF-8")
-    punctuation = tf.reshape(tf.strings.regex_full_match(chars, r"\p{P}"), tf.shape(codes))
-    return hit | punctuation
+    # The regular expression runs once per distinct character (a text has few).
+    distinct, index = tf.unique(tf.reshape(tf.where(codes < 0, 32, codes), [-1]))
+    chars = tf.strings.unicode_encode(distinct[:, None], "UTF-8")
+    punctuation = tf.gather(tf.strings.regex_full_match(chars, r"\p{P}"), index)
+    return hit | tf.reshape(punctuation, tf.shape(codes))
 
 
 def graph_word_starts(chars, starts, ends):
