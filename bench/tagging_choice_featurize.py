@@ -7,8 +7,9 @@ features compared.
 Sets (they need ../shared, see its README):
 - `ner`: the first 10,000 CLUENER2020 training texts, the Chinese WordPiece
   vocabulary, 128 tokens; featurization (`token_features.featurize`), then
-  the prediction files' path: the encoded examples and the entities of
-  seeded random word tags (`char_entities`).
+  the prediction files' path: the encoded examples, and the entities
+  (`char_entities`) of the gold word tags (CLUENER's density, 2.5 a text)
+  and of seeded random ones (about 32 a text).
 - `c3`: C3's 3,892 test questions repeated to 5,000 (2-4 choices), WordPiece,
   512 tokens, `max_qa_length` 128.
 - `race`: 5,000 RACE-like questions x 4 choices made of the English
@@ -48,26 +49,31 @@ def _ner(out):
     start = _cpu()
     features = token_features.featurize(examples, tokenizer, 128, tags, labelled=True)
     featurize = _cpu() - start
-    rng = np.random.default_rng(0)
     start = _cpu()
-    if hasattr(token_features, "encode_all"):
+    new = hasattr(token_features, "encode_all")
+    if new:
         encoded = token_features.encode_all(examples, tokenizer, "iob2")
-        predicted = [[tags[k] for k in rng.integers(0, len(tags), len(e.spans))]
-                     for e in encoded]
-        entities = token_features.char_entities([x.text for x in examples],
-                                                [e.spans for e in encoded], predicted, tags)
     else:
         encoded = [token_features.encode(x, tokenizer, "iob2") for x in examples]
-        predicted = [[tags[k] for k in rng.integers(0, len(tags), len(e.spans))]
-                     for e in encoded]
-        entities = [token_features.char_entities(p, e.spans, x.text)
-                    for p, e, x in zip(predicted, encoded, examples)]
-    decode = _cpu() - start
+    times = {"featurize": featurize, "encode": _cpu() - start}
+    rng = np.random.default_rng(0)
+    random_tags = [[tags[k] for k in rng.integers(0, len(tags), len(e.spans))]
+                   for e in encoded]
+    entities = []
+    for name, predicted in (("gold", [e.tags for e in encoded]), ("random", random_tags)):
+        start = _cpu()
+        if new:
+            entities.append(token_features.char_entities(
+                [x.text for x in examples], [e.spans for e in encoded], predicted, tags))
+        else:
+            entities.append([token_features.char_entities(p, e.spans, x.text)
+                             for p, e, x in zip(predicted, encoded, examples)])
+        times[f"entities_of_{name}_tags"] = _cpu() - start
     np.savez(out, lengths=features.lengths, **features.arrays)
     with open(out + ".json", "w", encoding="utf-8") as f:
         json.dump({"entities": entities, "spans": [e.spans for e in encoded],
                    "token_word": [e.token_word for e in encoded]}, f)
-    return {"featurize": featurize, "encode_and_entities": decode}
+    return times
 
 
 def _race_examples(count):
