@@ -154,7 +154,7 @@ class TokenClassificationTask(Task):
         ids = np.zeros(mask.shape, np.int32)
         for i in range(0, len(features), 256):
             ids[i:i + 256] = run.model.decode(logits[i:i + 256], mask[i:i + 256])
-        encoded = [token_features.encode(e, run.tokenizer, scheme) for e in run.examples(split)]
+        encoded = token_features.encode_all(run.examples(split), run.tokenizer, scheme)
         return encoded, token_features.word_tags(features, ids, [len(e.spans) for e in encoded],
                                                  tags)
 
@@ -188,12 +188,15 @@ class TokenClassificationTask(Task):
 
     def write_predictions(self, run, split):
         encoded, predicted = self.predicted_tags(run, split)
+        examples = run.examples(split)
+        tags = self.tags(self.options(run.settings), run.settings.data_dir)
+        entities = token_features.char_entities([e.text for e in examples],
+                                                [e.spans for e in encoded], predicted, tags)
         path = os.path.join(run.output_dir, f"{split}_predictions.jsonl")
         with atomic_file(path, "w", encoding="utf-8") as f:
-            for example, enc, tags in zip(run.examples(split), encoded, predicted):
-                row = {"id": example.guid, "text": example.text,
-                       "entities": token_features.char_entities(tags, enc.spans, example.text),
-                       "words": [example.text[s:e] for s, e in enc.spans], "tags": tags}
+            for example, enc, word_tags, found in zip(examples, encoded, predicted, entities):
+                row = {"id": example.guid, "text": example.text, "entities": found,
+                       "words": [example.text[s:e] for s, e in enc.spans], "tags": word_tags}
                 f.write(json.dumps(row, ensure_ascii=False) + "\n")
         return path
 

@@ -8,20 +8,28 @@ the serving graph (`albert_tf.export.token_classification`) runs the same window
 (`albert_tf.tokenizer.windows.consecutive_windows`).
 
 Words: a CoNLL sentence's tokens; for JSON lines, the words of the serving
-rule (`word_starts`) on the tokenizer's tokens, each entity covering the
-words that start inside it.
+graph's rule (`graph_word_starts`, run eagerly on batches of texts) on the
+tokenizer's tokens, each entity covering the words that start inside it.
+Predicted entities with their character offsets are read by the serving
+graph's `read_entities`, run eagerly too.
 """
 
 import bisect
 import dataclasses
+import itertools
 import logging
 
 import numpy as np
+import tensorflow as tf
 
 from albert_tf.data import Features
-from albert_tf.export.token_classification import word_starts
+from albert_tf.data.mapped import ragged_rows
+from albert_tf.export.token_classification import graph_word_starts, read_entities
 from albert_tf.models.token_classifier import IGNORED
 from albert_tf.tasks import tagging
+
+# Texts per eager call of the graph's word rule and entity reading.
+BATCH_TEXTS = 4096
 
 
 @dataclasses.dataclass
@@ -54,17 +62,38 @@ def _conll_words(example, starts):
     return token_word
 
 
-def _span_words(example, starts, ends):
-    """`(token_word, spans)` of a JSON-lines text by the serving rule."""
+def _span_words(starts, ends, begins):
+    """`(token_word, spans)` of a JSON-lines text from its tokens' word starts."""
     token_word, spans = [], []
-    for start, end, begins in zip(starts, ends, word_starts(example.text, starts, ends)):
-        if begins:
+    for start, end, first in zip(starts, ends, begins):
+        if first:
             token_word.append(len(spans))
             spans.append([start, end])
         else:
             token_word.append(-1)
             spans[-1][1] = max(spans[-1][1], end)
     return token_word, [tuple(s) for s in spans]
+
+
+def code_points(texts):
+    """int32 code points of `texts`, ragged `(len(texts), None)` (one host copy)."""
+    flat = np.frombuffer("".join(texts).encode("utf-32-le", "surrogatepass"), np.uint32)
+    lengths = np.fromiter((len(t) for t in texts), np.int64, len(texts))
+    return tf.RaggedTensor.from_row_lengths(flat.astype(np.int32), lengths)
+
+
+def word_starts(texts, offsets):
+    """`graph_word_starts` of each text's tokens (`(starts, ends)` lists), run
+    eagerly on batches: a bool array per text."""
+    out = []
+    for b in range(0, len(texts), BATCH_TEXTS):
+        batch = offsets[b:b + BATCH_TEXTS]
+        begins = graph_word_starts(code_points(texts[b:b + BATCH_TEXTS]),
+                                   ragged_rows([s for s, _ in batch]),
+                                   ragged_rows([e for _, e in batch]))
+        flat, splits = begins.flat_values.numpy(), begins.row_splits.numpy()
+        out.extend(flat[splits[i]:splits[i + 1]] for i in range(len(batch)))
+    return out
 
 
 def _span_tags(entities, spans, scheme):
@@ -84,17 +113,25 @@ def _span_tags(entities, spans, scheme):
     return tagging.tags_of(on_words, len(spans), scheme), misaligned
 
 
-def encode(example, tokenizer, scheme):
-    """The `Encoded` form of a `tasks.token_data.TaggedExample`."""
-    ids, starts, ends = tokenizer.encode_with_offsets(example.text)
-    if example.words is not None:
-        tags = None if example.tags is None else tagging.convert(list(example.tags), scheme)
-        return Encoded(ids, _conll_words(example, starts), list(example.words), tags)
-    token_word, spans = _span_words(example, starts, ends)
-    if example.entities is None:
-        return Encoded(ids, token_word, spans, None)
-    tags, misaligned = _span_tags(example.entities, spans, scheme)
-    return Encoded(ids, token_word, spans, tags, misaligned)
+def encode_all(examples, tokenizer, scheme):
+    """The `Encoded` forms of `tasks.token_data.TaggedExample`s."""
+    tokens = [tokenizer.encode_with_offsets(e.text) for e in examples]
+    raw = [i for i, e in enumerate(examples) if e.words is None]  # words by the graph's rule
+    begins = dict(zip(raw, word_starts([examples[i].text for i in raw],
+                                       [tokens[i][1:] for i in raw])))
+    out = []
+    for i, (example, (ids, starts, ends)) in enumerate(zip(examples, tokens)):
+        if example.words is not None:
+            tags = None if example.tags is None else tagging.convert(list(example.tags), scheme)
+            out.append(Encoded(ids, _conll_words(example, starts), list(example.words), tags))
+            continue
+        token_word, spans = _span_words(starts, ends, begins[i])
+        if example.entities is None:
+            out.append(Encoded(ids, token_word, spans, None))
+            continue
+        tags, misaligned = _span_tags(example.entities, spans, scheme)
+        out.append(Encoded(ids, token_word, spans, tags, misaligned))
+    return out
 
 
 def featurize(examples, tokenizer, max_seq_length, tags, labelled):
@@ -104,14 +141,12 @@ def featurize(examples, tokenizer, max_seq_length, tags, labelled):
     `labelled`); host arrays word_index (each position's word, -1 if none) and
     source (each window's example).
     """
-    from albert_tf.data.mapped import ragged_rows
     from albert_tf.tokenizer.windows import consecutive_windows
 
     scheme = "bioes" if any(t[0] in "ES" for t in tags) else "iob2"
     tag_id = {t: i for i, t in enumerate(tags)}
     ids, words, labels, misaligned, first_bad = [], [], [], 0, None
-    for example in examples:
-        encoded = encode(example, tokenizer, scheme)
+    for example, encoded in zip(examples, encode_all(examples, tokenizer, scheme)):
         misaligned += encoded.misaligned
         if encoded.misaligned and first_bad is None:
             first_bad = example.where
@@ -150,10 +185,30 @@ def word_tags(features, tag_ids, num_words, tags):
     return out
 
 
-def char_entities(word_tag_list, spans, text):
-    """Entities of word tags as `{"type", "start", "end", "text"}` (code points, end exclusive)."""
-    found = []
-    for e in tagging.entities_default(word_tag_list):
-        start, end = spans[e.start][0], spans[e.end - 1][1]
-        found.append({"type": e.type, "start": start, "end": end, "text": text[start:end]})
-    return found
+def char_entities(texts, spans, word_tag_lists, tags):
+    """Each text's entities as `{"type", "start", "end", "text"}` (code points,
+    end exclusive): the serving graph's `read_entities`, run eagerly on
+    batches, on the words' `spans` and tags (names in `tags`)."""
+    names = list(tags) + ([] if tagging.OUTSIDE in tags else [tagging.OUTSIDE])
+    tag_id = {t: i for i, t in enumerate(names)}
+    out = []
+    for b in range(0, len(texts), BATCH_TEXTS):
+        batch = range(b, min(b + BATCH_TEXTS, len(texts)))
+        # Flat arrays built from generators: a tuple a word would cost more in
+        # garbage collection than the graph's whole reading.
+        counts = np.fromiter((len(spans[i]) for i in batch), np.int64, len(batch))
+        row = np.repeat(np.arange(len(batch), dtype=np.int32), counts)
+        start, end = np.fromiter(itertools.chain.from_iterable(
+            itertools.chain.from_iterable(spans[i] for i in batch)), np.int32,
+            2 * int(counts.sum())).reshape(-1, 2).T
+        tag = np.fromiter((tag_id[t] for i in batch for t in word_tag_lists[i]), np.int32,
+                          int(counts.sum()))
+        found = {k: v.numpy().tolist() for k, v in read_entities(
+            names, code_points([texts[i] for i in batch]), start, end, row, tag).items()}
+        for r, count in enumerate(found["num_entities"]):
+            out.append([{"type": kind.decode(), "start": first, "end": last,
+                         "text": surface.decode("utf-8", "surrogatepass")}
+                        for kind, first, last, surface in zip(
+                            *(found[k][r][:count] for k in ("entity_type", "entity_start",
+                                                            "entity_end", "entity_text")))])
+    return out

@@ -21,7 +21,7 @@ from albert_tf.models import AlbertMultipleChoice
 from conftest import FIXTURES
 from helpers import tiny_config
 from albert_tf.tasks.multiple_choice import (ChoiceExample, MultipleChoiceOptions, choice_metrics,
-                                   encode_choices, qa_text, read_choice_file,
+                                   encode_choices, qa_texts, read_choice_file,
                                    write_choice_predictions)
 
 OWN = os.path.join(FIXTURES, "mc", "own")
@@ -39,26 +39,40 @@ def reference_sequence(context_ids, qa_ids, max_seq_length, max_qa_length, cls, 
     return tokens, [0] * (len(context) + 2) + [1] * (len(ending) + 1)
 
 
-@pytest.mark.parametrize("vocabulary", [SPM, WORDPIECE])
-def test_each_choice_is_packed_as_run_race_packs_it(vocabulary):
+def reference_qa_text(question, choice, fill_blank):
+    """race_utils.RaceProcessor.read_examples' question-choice text."""
+    return question.replace("_", choice) if fill_blank and "_" in question else \
+        question + " " + choice
+
+
+@pytest.mark.parametrize("vocabulary, fill_blank", [(SPM, True), (WORDPIECE, False)],
+                         ids=["sentencepiece-blanks", "wordpiece"])
+def test_each_choice_is_packed_as_run_race_packs_it(vocabulary, fill_blank, monkeypatch):
+    from albert_tf.tasks import multiple_choice
+
+    monkeypatch.setattr(multiple_choice, "BATCH_QUESTIONS", 3)  # two batches of questions
     tokenizer = load_tokenizer(vocabulary, host=True)
     examples = [
         ChoiceExample("a", "The cat sat on the mat by the door. " * 3 + "猫在门口的垫子上。",
                       "Where did the cat sit?", ("on the mat", "on a very long wooden chair")),
         ChoiceExample("b", "短文。", "问题?", ("甲", "乙", "丙", "丁", "戊")),
         ChoiceExample("c", "", "", ("x", "y")),
+        ChoiceExample("d", "他_走了。", "他 _ 去了 _ 。" * 3, ("昨天", "_", "a long answer " * 4)),
     ]
     max_seq_length, max_qa_length = 17, 6
-    arrays, lengths = encode_choices(examples, tokenizer, max_seq_length, max_qa_length)
-    assert arrays["token_ids"].shape == (3, 5, 17) and arrays["choice_lengths"].shape == (3, 5)
+    arrays, lengths = encode_choices(examples, tokenizer, max_seq_length, max_qa_length,
+                                     fill_blank)
+    assert arrays["token_ids"].shape == (4, 5, 17) and arrays["choice_lengths"].shape == (4, 5)
     for i, example in enumerate(examples):
         context = tokenizer.encode(example.context)
         for j in range(5):
             if j >= len(example.choices):  # a padded slot: nothing in it
                 assert arrays["choice_lengths"][i, j] == 0
                 assert (arrays["token_ids"][i, j] == tokenizer.pad_id).all()
+                assert (arrays["segment_ids"][i, j] == 0).all()
                 continue
-            qa = tokenizer.encode(example.question + " " + example.choices[j])
+            qa = tokenizer.encode(reference_qa_text(example.question, example.choices[j],
+                                                    fill_blank))
             tokens, segments = reference_sequence(context, qa, max_seq_length, max_qa_length,
                                                   tokenizer.cls_id, tokenizer.sep_id)
             n = len(tokens)
@@ -70,11 +84,15 @@ def test_each_choice_is_packed_as_run_race_packs_it(vocabulary):
 
 
 def test_a_blank_is_filled_with_the_choice_as_race_does():
+    def qa_text(question, choice, fill_blank):
+        return qa_texts([ChoiceExample("x", "", question, (choice, "y"))], fill_blank)[0][0]
+
     assert qa_text("Tom walks his dog _ .", "at night", fill_blank=True) == \
         "Tom walks his dog at night ."
     assert qa_text("_ and _", "x", fill_blank=True) == "x and x"
     assert qa_text("Where is it?", "here", fill_blank=True) == "Where is it? here"
     assert qa_text("a _ b", "c", fill_blank=False) == "a _ b c"
+    assert qa_text("行\n_。", "甲", fill_blank=True) == "行\n甲。"
 
 
 def _model(seed=0):

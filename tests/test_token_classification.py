@@ -13,6 +13,8 @@ from albert_tf.models.token_classifier import IGNORED
 from conftest import FIXTURES
 from albert_tf.tasks import tagging, token_data, token_features
 from albert_tf.tasks.token_classification import TokenOptions
+from token_reference import char_entities as reference_entities
+from token_reference import word_starts as reference_word_starts
 
 NER = os.path.join(FIXTURES, "ner")
 SPM = os.path.join(FIXTURES, "spm", "albert_30k_clean.model")
@@ -120,12 +122,13 @@ def test_labels_go_on_first_sub_tokens_and_windows_merge_back():
 def test_character_entities_become_chinese_word_tags():
     tokenizer = load_tokenizer(WORDPIECE, host=True)
     example = token_data.read_file(os.path.join(NER, "cluener_train.json"))[0]
-    encoded = token_features.encode(example, tokenizer, "iob2")
+    encoded, = token_features.encode_all([example], tokenizer, "iob2")
     words = [example.text[s:e] for s, e in encoded.spans]
     assert words[:4] == ["浙", "商", "银", "行"]
     assert encoded.tags[:4] == ["B-company", "I-company", "I-company", "I-company"]
     assert encoded.tags[9:12] == ["B-name", "I-name", "I-name"]
-    found = token_features.char_entities(encoded.tags, encoded.spans, example.text)
+    found, = token_features.char_entities([example.text], [encoded.spans], [encoded.tags],
+                                          tagging.tag_list(["company", "name"], "iob2"))
     assert {(e["type"], e["text"]) for e in found} == {("company", "浙商银行"),
                                                        ("name", "叶老桂")}
 
@@ -136,3 +139,33 @@ def test_an_empty_text_is_one_window_with_nothing_to_tag():
     features = token_features.featurize([example], tokenizer, 8, ["O", "B-X", "I-X"], True)
     assert features.lengths.tolist() == [2] and (features.arrays["label"] == IGNORED).all()
     assert token_features.word_tags(features, np.zeros((1, 8), np.int32), [0], ["O"]) == [[]]
+
+
+REFERENCE_TEXTS = ["浙商银行企业信贷部叶老桂博士则从另一个角度对五道门槛进行了解读。", "", "   ",
+                   "，。！？", "iPhone6s在2014年发布，售价5288元。" * 6, "U.S.-born (John) Smith's",
+                   "caf\u00e9 \ufffd ok\u3000再见!", "Anna met Bob in Rome " * 12]
+
+
+@pytest.mark.parametrize("vocabulary", [SPM, WORDPIECE], ids=["sentencepiece", "wordpiece"])
+def test_words_and_entities_equal_the_host_reference(vocabulary, monkeypatch):
+    monkeypatch.setattr(token_features, "BATCH_TEXTS", 3)  # several batches
+    tokenizer = load_tokenizer(vocabulary, host=True)
+    examples = [token_data.TaggedExample(str(i), t, f"t:{i}")
+                for i, t in enumerate(REFERENCE_TEXTS)]
+    encoded = token_features.encode_all(examples, tokenizer, "bioes")
+    for text, enc in zip(REFERENCE_TEXTS, encoded):
+        _, starts, ends = tokenizer.encode_with_offsets(text)
+        begins = reference_word_starts(text, starts, ends)
+        word = np.cumsum(begins) - 1
+        assert enc.token_word == [int(w) if b else -1 for w, b in zip(word, begins)]
+        assert enc.spans == [(starts[i], max(ends[j] for j in range(len(starts)) if word[j] == w))
+                             for w, i in enumerate(np.flatnonzero(begins))]
+    assert max(len(e.ids) for e in encoded) > 60 and encoded[1].spans == []
+    tags = tagging.tag_list(["LOC", "PER"], "bioes")
+    rng = np.random.default_rng(7)
+    predicted = [[tags[k] for k in rng.integers(0, len(tags), len(e.spans))] for e in encoded]
+    found = token_features.char_entities(REFERENCE_TEXTS, [e.spans for e in encoded],
+                                         predicted, tags)
+    assert found == [reference_entities(p, e.spans, t)
+                     for p, e, t in zip(predicted, encoded, REFERENCE_TEXTS)]
+    assert sum(map(len, found)) > 10

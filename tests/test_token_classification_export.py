@@ -8,12 +8,12 @@ import pytest
 import tensorflow as tf
 
 from albert_tf.tokenizer.loading import load_tokenizer
-from albert_tf.export.token_classification import (TokenClassifierServing,
-                                                   graph_word_starts, word_starts)
+from albert_tf.export.token_classification import TokenClassifierServing, graph_word_starts
 from conftest import FIXTURES
 from export_helpers import SPM, assert_refuses_other_shapes, token_model
 from albert_tf.tasks import tagging, token_features
 from albert_tf.tasks.token_data import TaggedExample
+from token_reference import char_entities, word_starts
 
 WORDPIECE = os.path.join(FIXTURES, "wordpiece", "vocab.txt")
 ENGLISH = ["John Smith lives in New York, near the U.S. border.", "", "!!!", "   ",
@@ -26,7 +26,8 @@ RAW = {ENGLISH[5]: b"caf\xc3\xa9 \xff ok"}
 
 
 def _host(model, tokenizer, texts, tags, max_seq_length):
-    """Entities and per-token tags the host pipeline gives (the task's evaluation path)."""
+    """Entities and per-token tags of the task's evaluation path, its entities
+    read by the host reference."""
     examples = [TaggedExample(str(i), t, f"t:{i}") for i, t in enumerate(texts)]
     features = token_features.featurize(examples, tokenizer, max_seq_length, tags, False)
     arrays = features.arrays
@@ -35,12 +36,12 @@ def _host(model, tokenizer, texts, tags, max_seq_length):
                     "padding_mask": mask}, training=False)["logits"]
     ids = model.decode(logits, arrays["word_index"] >= 0).numpy()
     scheme = "bioes" if any(t[0] == "S" for t in tags) else "iob2"
-    encoded = [token_features.encode(e, tokenizer, scheme) for e in examples]
+    encoded = token_features.encode_all(examples, tokenizer, scheme)
     words = token_features.word_tags(features, ids, [len(e.spans) for e in encoded], tags)
     out = []
     for text, enc, word_tag_list in zip(texts, encoded, words):
         entities = [(e["type"], e["start"], e["end"], e["text"])
-                    for e in token_features.char_entities(word_tag_list, enc.spans, text)]
+                    for e in char_entities(word_tag_list, enc.spans, text)]
         # Served tokens are those that spell a character; a word's tag goes on the
         # first of them (a lone "▁" first token passes its word's tag on).
         _, starts, ends = tokenizer.encode_with_offsets(text)

@@ -14,7 +14,7 @@ import tensorflow as tf
 
 from albert_tf.export import text_limit, web
 from albert_tf.export.squad import windows as squad_windows
-from albert_tf.export.token_classification import word_starts
+from token_reference import word_starts
 from albert_tf.models.crf import LinearChainCRF
 from albert_tf.tokenizer import WindowPacker
 from albert_tf.tokenizer.sentencepiece.host import HostTokenizer

@@ -3,11 +3,12 @@
 `serving_default` takes `context` and `question`, string `(batch_size,)`, and
 `choices`, string `(batch_size, num_choices)`: a question with fewer choices
 fills its row with "" (an empty string is no choice). Each choice is packed
-as `[CLS] context [SEP] question choice [SEP]` exactly as
-`tasks.multiple_choice.encode_choices` packs it (tested): the question and
-the choice joined by a space, or with `fill_blank` (RACE) every "_" of a
-question that has one replaced by the choice; the question-choice keeps its
-last `max_qa_length` tokens and the context what still fits. Outputs:
+as `[CLS] context [SEP] question choice [SEP]`: the question and the choice
+joined by a space, or with `fill_blank` (RACE) every "_" of a question that
+has one replaced by the choice (`qa_texts`); the question-choice keeps its
+last `max_qa_length` tokens and the context what still fits (`ChoicePacker`).
+Featurization (`tasks.multiple_choice.encode_choices`) runs the same two
+eagerly on batches of a split's questions. Outputs:
 
 - `probabilities` float32 `(batch_size, num_choices)`: a softmax over the
   question's choices, 0 at empty slots;
@@ -58,10 +59,55 @@ def qa_texts(question, choices, fill_blank):
 
 
 def _keep(ids, first, count):
-    """The ids of each ragged row from position `first[r]`, at most `count[r]` of them."""
-    positions = tf.ragged.range(tf.cast(ids.row_lengths(), tf.int32))
-    keep = (positions >= first[:, None]) & (positions < (first + count)[:, None])
-    return tf.ragged.boolean_mask(ids, keep)
+    """The ids of each ragged row from position `first[r]`, at most `count[r]` of them.
+
+    Written on the flat values with a handful of ops (no ragged broadcasting,
+    whose eager form cost most of a split's featurization), and returned with
+    its row ids cached for `SegmentPacker`.
+    """
+    splits = tf.cast(ids.row_splits, tf.int32)
+    length = splits[1:] - splits[:-1]
+    first = tf.minimum(first, length)
+    count = tf.clip_by_value(count, 0, length - first)
+    out_splits = tf.concat([[0], tf.cumsum(count)], 0)
+    flat = tf.range(out_splits[-1])
+    row = tf.searchsorted(out_splits[1:], flat, side="right")  # each kept id's row
+    source = flat - tf.gather(out_splits, row) + tf.gather(splits[:-1] + first, row)
+    return tf.RaggedTensor.from_value_rowids(tf.gather(ids.flat_values, source), row,
+                                             nrows=tf.shape(length)[0], validate=False)
+
+
+class ChoicePacker:
+    """Packs `[CLS] context [SEP] question-choice [SEP]` rows as
+    google-research/albert's `race_utils.convert_single_example` does: the
+    question-choice ids keep their last `max_qa_length` (at most
+    `max_seq_length - 3`), the context its first ids that still fit.
+
+    Args:
+        max_seq_length: output length (>= 3).
+        max_qa_length: the most question-choice ids kept.
+        cls_id, sep_id, pad_id: special token ids.
+
+    Call arguments:
+        context_ids, qa_ids: int32 ragged `(rows, None)`, no special tokens.
+
+    Returns:
+        `SegmentPacker`'s dict of int32 `(rows, max_seq_length)`: `token_ids`,
+        `segment_ids` (1 from the question-choice on), `padding_mask`.
+    """
+
+    def __init__(self, max_seq_length, max_qa_length, cls_id, sep_id, pad_id):
+        self.packer = SegmentPacker(max_seq_length, cls_id, sep_id, pad_id)
+        self.max_seq_length = max_seq_length
+        self.max_qa_length = max_qa_length
+
+    def __call__(self, context_ids, qa_ids):
+        budget = self.max_seq_length - 3
+        qa_length = tf.cast(qa_ids.row_lengths(), tf.int32)
+        keep_qa = tf.minimum(qa_length, min(self.max_qa_length, budget))
+        qa_ids = _keep(qa_ids, qa_length - keep_qa, keep_qa)  # the last ids
+        context_ids = _keep(context_ids, tf.zeros_like(keep_qa), budget - keep_qa)
+        return self.packer(context_ids, qa_ids)  # nothing left to truncate
 
 
 class MultipleChoiceServing(ServingModule):
@@ -77,8 +123,8 @@ class MultipleChoiceServing(ServingModule):
     def __init__(self, model, tokenizer, max_seq_length, max_qa_length, fill_blank):
         super().__init__(model, tokenizer, max_seq_length, name="albert_multiple_choice_serving")
         self._score = functools.partial(model.score, training=False)  # not tracked
-        self.packer = SegmentPacker(max_seq_length, tokenizer.cls_id, tokenizer.sep_id,
-                                    tokenizer.pad_id)
+        self.packer = ChoicePacker(max_seq_length, max_qa_length, tokenizer.cls_id,
+                                   tokenizer.sep_id, tokenizer.pad_id)
         self.max_qa_length = max_qa_length
         self.fill_blank = fill_blank
         text_specs = [tf.TensorSpec([None], tf.string, name="context"),
@@ -109,12 +155,7 @@ class MultipleChoiceServing(ServingModule):
         context = text_limit.cut(context, tok, self.max_seq_length)
         context_ids = tf.gather(tok(context),
                                 tf.repeat(tf.range(tf.shape(context)[0]), num_choices))
-        budget = self.max_seq_length - 3
-        qa_length = tf.cast(qa_ids.row_lengths(), tf.int32)
-        keep_qa = tf.minimum(qa_length, min(self.max_qa_length, budget))
-        qa_ids = _keep(qa_ids, qa_length - keep_qa, keep_qa)  # the last ids
-        context_ids = _keep(context_ids, tf.zeros_like(keep_qa), budget - keep_qa)
-        return self.packer(context_ids, qa_ids)  # nothing left to truncate
+        return self.packer(context_ids, qa_ids)
 
     def _serve(self, context, question, choices):
         context, question, choices = checked_inputs(

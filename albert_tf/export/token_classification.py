@@ -1,8 +1,8 @@
 """Serving a token classifier from raw text: entities with character offsets, and tags.
 
 Words. The tag of a word is read from its first token. On raw text a token
-begins a new word (`word_starts`, the same rule on the host and in the
-graph) when it is the text's first, and, unless the token before spells no
+begins a new word (`graph_word_starts`, which featurization runs on the
+training texts too) when it is the text's first, and, unless the token before spells no
 character (SentencePiece's lone "▁", which is one word with the token after
 it: no word has an empty span), when whitespace or dropped characters
 separate it from the token before, or when the character on either side of
@@ -21,7 +21,8 @@ per batch (use the counts):
 - `num_entities` int32 (batch,); `entity_type`, `entity_text` string and
   `entity_start`, `entity_end` int32 (batch, max_entities): the type and the
   code point span `[start, end)` into the input text ("" and -1 padding).
-  Entities are read from the word tags by conlleval's rules.
+  Entities are read from the word tags by conlleval's rules
+  (`read_entities`, which writes the fine-tuning run's prediction files too).
 - `num_tokens` int32 (batch,); `token_tag` string (batch, max_tokens): the
   word's tag on its first token, "" on its other tokens and on padding;
   `token_start`, `token_end` int32: each token's code point span (-1 padding).
@@ -33,7 +34,6 @@ Invalid UTF-8 is read as U+FFFD (the tokenizers' rule); offsets and
 """
 
 import functools
-import unicodedata
 
 import tensorflow as tf
 
@@ -49,63 +49,113 @@ ASCII_PUNCTUATION = ((33, 47), (58, 64), (91, 96), (123, 126))
 PREFIX_CODES = {"O": 0, "B": 1, "I": 2, "E": 3, "S": 4}
 
 
-def is_standalone(char):
-    """Whether `char` is a word by itself: a CJK ideograph or punctuation."""
-    code = ord(char)
-    if any(lo <= code <= hi for lo, hi in CJK_RANGES + ASCII_PUNCTUATION):
-        return True
-    return unicodedata.category(char).startswith("P")
-
-
-def word_starts(text, starts, ends):
-    """Host rule: for each token (code point spans `starts`, `ends` into
-    `text`), whether it begins a word."""
-    out = []
-    for i, (start, end) in enumerate(zip(starts, ends)):
-        if i == 0:
-            out.append(True)
-        elif starts[i - 1] == ends[i - 1]:
-            out.append(False)  # after a token of no characters (a lone "▁"): one word
-        elif start > ends[i - 1]:
-            out.append(True)
-        elif start < ends[i - 1]:
-            out.append(False)  # overlapping spans: made from the same characters
-        else:
-            before = ends[i - 1] - 1
-            out.append((start < len(text) and is_standalone(text[start]))
-                       or (0 <= before < len(text) and is_standalone(text[before])))
-    return out
-
-
 def _graph_standalone(codes):
-    """`is_standalone` of int32 code points (any shape); -1 (no character) is not."""
+    """Whether int32 code points (any shape) are words by themselves: a CJK
+    ideograph or punctuation; -1 (no character) is not."""
     hit = tf.zeros_like(codes, dtype=tf.bool)
     for lo, hi in CJK_RANGES + ASCII_PUNCTUATION:
         hit |= (codes >= lo) & (codes <= hi)
-    flat = tf.reshape(tf.where(codes < 0, 32, codes), [-1, 1])
-    chars = tf.strings.unicode_encode(flat, "UTF-8")
-    punctuation = tf.reshape(tf.strings.regex_full_match(chars, r"\p{P}"), tf.shape(codes))
-    return hit | punctuation
+    # The regular expression runs once per distinct character (a text has few).
+    distinct, index = tf.unique(tf.reshape(tf.where(codes < 0, 32, codes), [-1]))
+    chars = tf.strings.unicode_encode(distinct[:, None], "UTF-8")
+    punctuation = tf.gather(tf.strings.regex_full_match(chars, r"\p{P}"), index)
+    return hit | tf.reshape(punctuation, tf.shape(codes))
 
 
 def graph_word_starts(chars, starts, ends):
-    """`word_starts` in the graph: chars ragged int32 code points (batch, chars),
-    starts/ends ragged (batch, tokens) -> ragged bool (batch, tokens)."""
-    lengths = starts.row_lengths()
-    s, e = starts.to_tensor(0), ends.to_tensor(0)  # (batch, tokens)
-    codes = tf.concat([chars.to_tensor(-1), tf.fill([tf.shape(s)[0], 1], -1)], 1)
-    last = tf.shape(codes)[1] - 1
+    """Whether each token begins a word (the rule of the module docstring).
+
+    Featurization runs it eagerly on batches of a split's texts, serving in
+    its graph. It works on the flat values, so that its memory grows with
+    the batch's tokens and characters, not with its longest text.
+
+    Args:
+        chars: int32 code points, ragged `(batch_size, None)`.
+        starts, ends: int32 code point spans of the tokens into their text,
+            ragged `(batch_size, None)`.
+
+    Returns:
+        bool, ragged `(batch_size, None)` as `starts`.
+    """
+    s, e = starts.flat_values, ends.flat_values  # (tokens,)
+    row = starts.value_rowids()
+    token_splits = tf.cast(starts.row_splits, tf.int64)
+    first = tf.range(tf.size(s, out_type=tf.int64)) == tf.gather(token_splits, row)
+    prev_end = tf.concat([[0], e], 0)[:-1]
+    prev_empty = tf.concat([[False], tf.equal(s, e)], 0)[:-1]
+    codes = tf.concat([tf.cast(chars.flat_values, tf.int32), [-1]], 0)  # -1: no character
+    char_start = tf.gather(tf.cast(chars.row_splits, tf.int64), row)  # (tokens,)
+    char_count = tf.gather(tf.cast(chars.row_lengths(), tf.int64), row)
 
     def char_at(index):
-        found = tf.gather(codes, tf.clip_by_value(index, 0, last), batch_dims=1)
-        return tf.where(index >= 0, found, -1)
+        index = tf.cast(index, tf.int64)
+        inside = (index >= 0) & (index < char_count)
+        return tf.gather(codes, tf.where(inside, char_start + index, tf.size(codes, tf.int64) - 1))
 
-    prev_end = tf.pad(e[:, :-1], [[0, 0], [1, 0]])
-    prev_empty = tf.pad(tf.equal(s, e)[:, :-1], [[0, 0], [1, 0]])
-    first = tf.range(tf.shape(s)[1])[None, :] == 0
     joined = _graph_standalone(char_at(s)) | _graph_standalone(char_at(prev_end - 1))
     begins = first | (~prev_empty & ((s > prev_end) | ((s == prev_end) & joined)))
-    return tf.RaggedTensor.from_tensor(begins, lengths=lengths)
+    return starts.with_flat_values(begins)
+
+
+def word_spans(first, starts, ends):
+    """Each word's code point span and text, flat in text order: `(start, end,
+    row)` int32 `(words,)`; a word spans from its first token's start to the
+    furthest end of its tokens. `first` is `graph_word_starts`'s result."""
+    is_first = first.flat_values
+    word_of_token = tf.cumsum(tf.cast(is_first, tf.int32)) - 1
+    words = tf.where(is_first)[:, 0]
+    end = tf.math.unsorted_segment_max(ends.flat_values, word_of_token, tf.shape(words)[0])
+    row = tf.gather(tf.cast(first.value_rowids(), tf.int32), words)
+    return tf.gather(starts.flat_values, words), end, row
+
+
+def read_entities(tags, chars, word_start, word_end, word_row, word_tag):
+    """The entities of word tags by conlleval's rules, per text, with their
+    code point spans and text: serving's outputs, and the prediction files'.
+
+    Args:
+        tags: the tag names in class order ("O" or PREFIX-TYPE).
+        chars: int32 code points of the texts, ragged `(batch_size, None)`.
+        word_start, word_end, word_row: int32 `(words,)`, each word's span and
+            text (`word_spans`), in text order.
+        word_tag: int32 `(words,)`, each word's tag (an index into `tags`).
+
+    Returns:
+        dict: `num_entities` int32 `(batch_size,)`; `entity_type`,
+        `entity_text` string and `entity_start`, `entity_end` int32
+        `(batch_size, max_entities)` ("" and -1 padding).
+    """
+    types = sorted({t[2:] for t in tags if t != "O"})
+    prefix = tf.gather(tf.constant([PREFIX_CODES[t[0]] for t in tags], tf.int32), word_tag)
+    kind = tf.gather(tf.constant([0 if t == "O" else 1 + types.index(t[2:]) for t in tags],
+                                 tf.int32), word_tag)
+    same_text = tf.concat([[False], word_row[1:] == word_row[:-1]], 0)
+    p_prefix = tf.where(same_text, tf.concat([[0], prefix[:-1]], 0), 0)
+    p_kind = tf.where(same_text, tf.concat([[0], kind[:-1]], 0), 0)
+    begins = (kind > 0) & ((prefix == 1) | (prefix == 4) | (p_prefix == 0)
+                           | (p_prefix >= 3) | (p_kind != kind))
+    entity = tf.cumsum(tf.cast(begins, tf.int32)) - 1
+    count = tf.reduce_sum(tf.cast(begins, tf.int32))
+    member = tf.where(kind > 0)[:, 0]
+    start = tf.math.unsorted_segment_min(tf.gather(word_start, member),
+                                         tf.gather(entity, member), count)
+    end = tf.math.unsorted_segment_max(tf.gather(word_end, member),
+                                       tf.gather(entity, member), count)
+    heads = tf.where(begins)[:, 0]
+    owner = tf.gather(word_row, heads)
+    clean = tf.strings.unicode_encode(chars, "UTF-8")
+    surface = tf.strings.substr(tf.gather(clean, owner), start, end - start, unit="UTF8_CHAR")
+    rows = tf.cast(chars.nrows(), tf.int32)
+
+    def per_text(values, default):
+        return tf.RaggedTensor.from_value_rowids(values, owner, nrows=rows).to_tensor(default)
+
+    type_names = tf.constant([""] + types)
+    return {"num_entities": tf.math.bincount(owner, minlength=rows, maxlength=rows,
+                                             dtype=tf.int32),
+            "entity_type": per_text(tf.gather(type_names, tf.gather(kind, heads)), ""),
+            "entity_text": per_text(surface, ""),
+            "entity_start": per_text(start, -1), "entity_end": per_text(end, -1)}
 
 
 def _crf_scores(model):
@@ -131,11 +181,6 @@ class TokenClassifierServing(ServingModule):
         self.tags = tuple(tags)
         self._decode = functools.partial(model.decode)  # not tracked (see ServingModule)
         self._crf_scores = functools.partial(_crf_scores, model)  # not tracked
-        types = sorted({t[2:] for t in self.tags if t != "O"})
-        self._type_names = tf.constant([""] + types)
-        self._tag_prefix = tf.constant([PREFIX_CODES[t[0]] for t in self.tags], tf.int32)
-        self._tag_type = tf.constant([0 if t == "O" else 1 + types.index(t[2:])
-                                      for t in self.tags], tf.int32)
         self.define_signatures(self._serve, ("text",))
 
     def decoding_settings(self):
@@ -172,7 +217,9 @@ class TokenClassifierServing(ServingModule):
         logits = self.run_model_in_chunks(inputs)["logits"]
         tags = self._decode(logits, word_mask)  # (rows, length)
         token_tag = tf.gather_nd(tags, where)  # (tokens,) in text order
-        outputs = self._entities(text, chars, first, starts, ends, token_tag)
+        word_start, word_end, word_row = word_spans(first, starts, ends)
+        word_tag = tf.gather(token_tag, tf.where(first.flat_values)[:, 0])
+        outputs = read_entities(self.tags, chars, word_start, word_end, word_row, word_tag)
         outputs.update(self._tokens(first, starts, ends, token_tag))
         return outputs
 
@@ -195,45 +242,3 @@ class TokenClassifierServing(ServingModule):
                 "token_tag": names.to_tensor(""),
                 "token_start": tf.ragged.boolean_mask(starts, keep).to_tensor(-1),
                 "token_end": tf.ragged.boolean_mask(ends, keep).to_tensor(-1)}
-
-    def _entities(self, text, chars, first, starts, ends, token_tag):
-        """Entities of the word tags, by conlleval's rules, per text."""
-        is_first = first.flat_values
-        word_of_token = tf.cumsum(tf.cast(is_first, tf.int32)) - 1
-        words = tf.where(is_first)[:, 0]
-        num_words = tf.shape(words)[0]
-        word_end = tf.math.unsorted_segment_max(ends.flat_values, word_of_token, num_words)
-        word_start = tf.gather(starts.flat_values, words)
-        example = tf.gather(tf.cast(first.value_rowids(), tf.int32), words)
-        tag = tf.gather(token_tag, words)
-        prefix, kind = tf.gather(self._tag_prefix, tag), tf.gather(self._tag_type, tag)
-        same_text = tf.concat([[False], example[1:] == example[:-1]], 0)
-        p_prefix = tf.where(same_text, tf.concat([[0], prefix[:-1]], 0), 0)
-        p_kind = tf.where(same_text, tf.concat([[0], kind[:-1]], 0), 0)
-        begins = (kind > 0) & ((prefix == 1) | (prefix == 4) | (p_prefix == 0)
-                               | (p_prefix >= 3) | (p_kind != kind))
-        inside = kind > 0
-        entity = tf.cumsum(tf.cast(begins, tf.int32)) - 1
-        count = tf.reduce_sum(tf.cast(begins, tf.int32))
-        member = tf.where(inside)[:, 0]
-        start = tf.math.unsorted_segment_min(tf.gather(word_start, member),
-                                             tf.gather(entity, member), count)
-        end = tf.math.unsorted_segment_max(tf.gather(word_end, member),
-                                           tf.gather(entity, member), count)
-        heads = tf.where(begins)[:, 0]
-        owner = tf.gather(example, heads)
-        clean = tf.strings.unicode_encode(chars, "UTF-8")
-        surface = tf.strings.substr(tf.gather(clean, owner), start, end - start,
-                                    unit="UTF8_CHAR")
-        rows = tf.shape(text)[0]
-
-        def per_text(values, default):
-            return tf.RaggedTensor.from_value_rowids(values, owner, nrows=rows).to_tensor(
-                default)
-
-        return {"num_entities": tf.math.bincount(owner, minlength=rows, maxlength=rows,
-                                                 dtype=tf.int32),
-                "entity_type": per_text(tf.gather(self._type_names,
-                                                  tf.gather(kind, heads)), ""),
-                "entity_text": per_text(surface, ""),
-                "entity_start": per_text(start, -1), "entity_end": per_text(end, -1)}

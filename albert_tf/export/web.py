@@ -166,7 +166,7 @@ def punctuation_ranges():
 
 def text_rules(tokenizer):
     """The rules of the graph's text cuts (`text_limit`) and words
-    (`token_classification.is_standalone`) for `tokenizer` (in-graph), JSON-able."""
+    (`token_classification.graph_word_starts`) for `tokenizer` (in-graph), JSON-able."""
     from albert_tf.export import text_limit
     from albert_tf.export.token_classification import ASCII_PUNCTUATION, CJK_RANGES
 

@@ -50,18 +50,22 @@ def _as_ragged(ids, name):
     return tf.cast(ids, tf.int32), False
 
 
-def _placed(ids, keep, offset):
-    """Where the first `keep[r]` ids of row r go: positions `offset[r]` onwards.
+def _first(ids, keep):
+    """The first `keep[r]` ids of each row r of ragged `ids` (`keep[r]` <= its length).
 
-    Returns:
-        `(indices, values)`: int32 `(k, 2)` (row, position) and `(k,)`.
+    On the flat values with a handful of ops: no ragged broadcasting, whose
+    eager form is slow. Run eagerly (featurization), rows that all fit are
+    returned as they are.
     """
-    rows = tf.cast(ids.value_rowids(), tf.int32)
-    within = tf.range(tf.size(ids.flat_values)) - tf.gather(
-        tf.cast(ids.row_splits[:-1], tf.int32), rows)
-    kept = within < tf.gather(keep, rows)
-    indices = tf.stack([rows, tf.gather(offset, rows) + within], axis=1)
-    return tf.boolean_mask(indices, kept), tf.boolean_mask(ids.flat_values, kept)
+    splits = tf.cast(ids.row_splits, tf.int32)
+    if tf.executing_eagerly() and bool(tf.reduce_all(keep == splits[1:] - splits[:-1])):
+        return ids
+    out_splits = tf.concat([[0], tf.cumsum(keep)], 0)
+    flat = tf.range(out_splits[-1])
+    row = tf.searchsorted(out_splits[1:], flat, side="right")  # each kept id's row
+    source = flat - tf.gather(out_splits, row) + tf.gather(splits, row)
+    return tf.RaggedTensor.from_row_splits(tf.gather(ids.flat_values, source),
+                                           tf.cast(out_splits, tf.int64), validate=False)
 
 
 class Packer(keras.layers.Layer):
@@ -113,12 +117,8 @@ class SegmentPacker(Packer):
         a, single = _as_ragged(ids_a, "ids_a")
         batch = a.nrows(out_type=tf.int32)
         len_a = tf.cast(a.row_lengths(), tf.int32)
-        rows = tf.range(batch)
-        zero = tf.zeros_like(len_a)
         if ids_b is None:
-            keep_a = tf.minimum(len_a, m - 2)
-            placed = [_placed(a, keep_a, zero + 1)]
-            seps = [keep_a + 1]  # positions of [SEP]
+            segments = [_first(a, tf.minimum(len_a, m - 2))]
         else:
             _check_length(m, pair=True)
             b, _ = _as_ragged(ids_b, "ids_b")
@@ -127,18 +127,19 @@ class SegmentPacker(Packer):
             keep_a = tf.minimum(len_a, tf.maximum(budget - len_b, (budget + 1) // 2))
             keep_a = tf.where(len_a + len_b <= budget, len_a, keep_a)
             keep_b = tf.minimum(len_b, budget - keep_a)
-            placed = [_placed(a, keep_a, zero + 1), _placed(b, keep_b, keep_a + 2)]
-            seps = [keep_a + 1, keep_a + keep_b + 2]
-        # [CLS] at 0, the kept ids, a [SEP] after each segment; pad elsewhere.
-        specials = [(zero, self.cls_id)] + [(position, self.sep_id) for position in seps]
-        indices = [i for i, _ in placed] + [tf.stack([rows, p], 1) for p, _ in specials]
-        values = [v for _, v in placed] + [tf.fill([batch], value) for _, value in specials]
-        token_ids = tf.tensor_scatter_nd_update(
-            tf.fill([batch, m], self.pad_id), tf.concat(indices, 0), tf.concat(values, 0))
-        position = tf.range(m)[None, :]  # (1, m)
-        in_sequence = position <= seps[-1][:, None]  # (batch, m)
-        second = position > seps[0][:, None]
-        out = {"token_ids": token_ids,
-               "segment_ids": tf.cast(second & in_sequence, tf.int32),
-               "padding_mask": tf.cast(in_sequence, tf.int32)}
+            segments = [_first(a, keep_a), _first(b, keep_b)]
+        # [CLS] a [SEP] (b [SEP]) joined per row, then padded: eagerly on 16,384
+        # random pairs, 0.45-0.65x the CPU time of scattering the ids into a
+        # padded tensor (128 and 512 tokens, pairs and single segments).
+        special = tf.ones([batch, 1], tf.int32)
+        cls, sep = (tf.RaggedTensor.from_tensor(special * i) for i in (self.cls_id, self.sep_id))
+        pieces = [cls] + [p for segment in segments for p in (segment, sep)]
+        kinds = [0] + [k for k in range(len(segments)) for _ in range(2)]
+
+        def padded(parts, fill):
+            return tf.concat(parts, axis=1).to_tensor(fill, shape=[batch, m])
+
+        out = {"token_ids": padded(pieces, self.pad_id),
+               "segment_ids": padded([tf.ones_like(p) * k for p, k in zip(pieces, kinds)], 0),
+               "padding_mask": padded([tf.ones_like(p) for p in pieces], 0)}
         return {k: v[0] for k, v in out.items()} if single else out
