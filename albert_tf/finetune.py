@@ -124,22 +124,23 @@ def resolve_settings(given, config=None, base=None, overrides=None):
 def finished(settings, given):
     """Whether the run in `--output_dir` is complete and nothing new was asked of it
     (`given`: the settings given); then says so and prints its results."""
-    from albert_tf.training import finetuning
+    from albert_tf.training import results
 
-    if set(given) & set(finetuning.RUN_CONTROL):
+    if set(given) & set(results.RUN_CONTROL):
         return False
-    return finetuning.report_complete(settings.output_dir)
+    return results.report_complete(settings.output_dir)
 
 
 def run_once(task, settings, given):
     """Fine-tunes (unless the run is complete) and exports as asked; returns the results."""
     from albert_tf.training import finetuning
     from albert_tf.training.devices import is_chief
+    from albert_tf.training.results import print_results
 
     if finished(settings, given):
         return read_json(os.path.join(settings.output_dir, RESULTS_FILE))
     results = finetuning.run(task, settings)
-    finetuning.print_results(results)
+    print_results(results)
     if settings.export and is_chief(settings.strategy):
         from albert_tf.tasks.finetuned import export_run
 

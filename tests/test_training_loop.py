@@ -18,6 +18,7 @@ from albert_tf import tasks
 from albert_tf.checkpoints.weights import model_variables
 from albert_tf.training import engine, evaluation, finetuning
 from albert_tf.training.callbacks import TrainingInterrupted, update_step
+from albert_tf.training.results import report_complete
 from albert_tf.training.settings import FinetuneSettings, resolve, scheduled
 from test_task_plugin import SENTENCES, QuestionTask, _write_data
 
@@ -319,5 +320,5 @@ def test_early_stopping_stops_at_the_predicted_step_and_survives_an_interrupt(tm
     assert finetuning.run(task, settings, verbose=False)["train"]["step"] == 8
     assert task.calls == []
     capsys.readouterr()
-    assert finetuning.report_complete(settings.output_dir)  # what rerunning the command prints
+    assert report_complete(settings.output_dir)  # what rerunning the command prints
     assert results["train"]["early_stopped"]["reason"] in capsys.readouterr().out
