@@ -10,6 +10,8 @@ import os
 
 from albert_tf import checkpoints, lora
 from albert_tf.backbone import AlbertBackbone
+from albert_tf.checkpoints.download import is_published_name
+from albert_tf.checkpoints.weights import CheckpointError
 from albert_tf.config import AlbertConfig, preset_names
 from albert_tf.tokenizer.loading import load_tokenizer
 from albert_tf.training.settings import DEFAULT_MODEL
@@ -27,7 +29,22 @@ def run_tokenizer(settings):
         except FileNotFoundError as e:  # (a folder that does not exist says so as this flag)
             raise FileNotFoundError(f"--init_checkpoint={settings.init_checkpoint}: {e}") \
                 from None
+        except CheckpointError as e:  # a name not fetched (its message starts with it)
+            raise CheckpointError(f"--init_checkpoint: {e}") from None
     raise ValueError("no vocabulary: pass --vocab_file (or an --init_checkpoint that ships one)")
+
+
+def read_init_checkpoint(settings):
+    """The `Checkpoint` of `--init_checkpoint` (a published name fetched into the
+    cache), or None; what cannot be read is one line naming the flag."""
+    if not settings.init_checkpoint:
+        return None
+    try:
+        return checkpoints.read_checkpoint(settings.init_checkpoint)
+    except CheckpointError as e:  # (its message starts with the path or name)
+        raise CheckpointError(f"--init_checkpoint: {e}") from None
+    except FileNotFoundError as e:
+        raise FileNotFoundError(f"--init_checkpoint={settings.init_checkpoint}: {e}") from None
 
 
 def model_config(settings, checkpoint, vocabulary_size):
@@ -40,6 +57,11 @@ def model_config(settings, checkpoint, vocabulary_size):
         config, source = checkpoint.config, checkpoint.source
     elif model in preset_names():
         config, source = AlbertConfig.preset(model, vocabulary_size=vocabulary_size), model
+    elif not os.path.isfile(model):
+        pretrained = (f"; {model} is a published checkpoint: pass --init_checkpoint={model}"
+                      if is_published_name(model) else "")
+        raise FileNotFoundError(f"--model={model}: not a model preset "
+                                f"({', '.join(preset_names())}) nor a config file{pretrained}")
     else:
         config = AlbertConfig.from_json_file(model).replace(vocabulary_size=vocabulary_size)
         source = model
