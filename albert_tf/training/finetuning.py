@@ -98,6 +98,10 @@ class Run:
 
     # A saved head config the task model is built with (see `Task.build_model`).
     head = None
+    # Whether a new run without --init_checkpoint warns that its model starts from
+    # random weights (`build_model`): a forgotten checkpoint. A run that trains
+    # from scratch on purpose (`--demo`) says so itself.
+    warns_from_scratch = True
 
     def __init__(self, task, settings, verbose=True):
         task = bind_task(task, settings)
@@ -118,7 +122,8 @@ class Run:
         self.strategy = self.setup.strategy
         with self.strategy.scope():
             self.model = build_model(task, settings, self.setup.policy, config, checkpoint,
-                                     self.head, new_run=not resumed)
+                                     self.head,
+                                     warn_random=self.warns_from_scratch and not resumed)
             self.trainee = self.training_model(self.model)
         self.setup.compile(self.trainee)
         if settings.lora_rank and verbose and self.setup.chief:

@@ -72,17 +72,18 @@ def model_config(settings, checkpoint, vocabulary_size):
     return config, problem
 
 
-def build_model(task, settings, policy, config, checkpoint, head=None, new_run=True):
+def build_model(task, settings, policy, config, checkpoint, head=None, warn_random=True):
     """The task model: pretrained (backbone, and head if the checkpoint has one)
     from `checkpoint`, or randomly initialised from `config`; `head`: a
     saved head config to build the head from (see `Task.build_model`);
-    `new_run`: False for a run resumed from its checkpoint (nothing to warn about)."""
+    `warn_random`: False to say nothing of a model from random weights (a run
+    resumed from its checkpoint; a run that starts from scratch on purpose)."""
     config = config.replace(dropout=settings.dropout, attention_dropout=settings.dropout)
     backbone = AlbertBackbone(config, dtype=policy, recompute=settings.recompute,
                               unroll=settings.layer_execution == "unrolled")
     model = task.build_model(backbone, settings, head)
     if checkpoint is None:
-        if new_run:
+        if warn_random:
             # `finetune` resolves a run without a checkpoint with the from-scratch
             # recipe (configs/finetune_recipes.json), not the fine-tuning one.
             logging.warning(
