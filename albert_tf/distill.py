@@ -118,19 +118,20 @@ def run_command(values, command="distill"):
     task, settings = resolve_settings(values)
     from albert_tf.distillation.run import distill
     from albert_tf.io_utils import read_json
-    from albert_tf.training import finetuning
+    from albert_tf.training import results as results_lib
     from albert_tf.training.devices import is_chief
+    from albert_tf.training.run_folder import RESULTS_FILE
     from albert_tf.tasks.finetuned import export_run, load_finetuned
 
-    if not set(values) & set(finetuning.RUN_CONTROL) \
-            and finetuning.report_complete(settings.output_dir):
-        return read_json(os.path.join(settings.output_dir, finetuning.RESULTS_FILE))
+    if not set(values) & set(results_lib.RUN_CONTROL) \
+            and results_lib.report_complete(settings.output_dir):
+        return read_json(os.path.join(settings.output_dir, RESULTS_FILE))
 
     def load_teacher():
         return load_finetuned(settings.teacher)[2]
 
     results = distill(task, settings, load_teacher)
-    finetuning.print_results(results)
+    results_lib.print_results(results)
     print_comparison(results)
     if settings.export and is_chief(settings.strategy):
         print(f"export: {export_run(settings.output_dir)}")

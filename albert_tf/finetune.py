@@ -124,22 +124,25 @@ def resolve_settings(given, config=None, base=None, overrides=None):
 def finished(settings, given):
     """Whether the run in `--output_dir` is complete and nothing new was asked of it
     (`given`: the settings given); then says so and prints its results."""
-    from albert_tf.training import finetuning
+    from albert_tf.training import results
 
-    if set(given) & set(finetuning.RUN_CONTROL):
+    if set(given) & set(results.RUN_CONTROL):
         return False
-    return finetuning.report_complete(settings.output_dir)
+    return results.report_complete(settings.output_dir)
 
 
-def run_once(task, settings, given):
-    """Fine-tunes (unless the run is complete) and exports as asked; returns the results."""
+def run_once(task, settings, given, make_run=None):
+    """Fine-tunes (unless the run is complete) and exports as asked; returns the results.
+
+    make_run: the `finetuning.Run` (sub)class of the run (default: `Run`)."""
     from albert_tf.training import finetuning
     from albert_tf.training.devices import is_chief
+    from albert_tf.training.results import print_results
 
     if finished(settings, given):
         return read_json(os.path.join(settings.output_dir, RESULTS_FILE))
-    results = finetuning.run(task, settings)
-    finetuning.print_results(results)
+    results = finetuning.run(task, settings, make_run=make_run or finetuning.Run)
+    print_results(results)
     if settings.export and is_chief(settings.strategy):
         from albert_tf.tasks.finetuned import export_run
 
@@ -201,7 +204,13 @@ def run_command(values, command="finetune"):
         given["task"] = given.get("task") or "squad"
         base = demo_lib.prepare(given["task"], given["output_dir"])
     task, settings = resolve_settings(given, config, base)
-    results = run_once(task, settings, given)
+    make_run = None
+    if demo:
+        from albert_tf.demo.run import DemoRun, describe
+
+        print(describe(task.name, settings), flush=True)
+        make_run = DemoRun
+    results = run_once(task, settings, given, make_run)
     if demo:
         from albert_tf.training.run_folder import MODEL_DIR
         from albert_tf.tasks.finetuned import build_serving_module

@@ -73,6 +73,31 @@ def check(task, base, parameters, output_dir):
     return resolved
 
 
+# The settings that say what a run reads (its files, its model): a space that
+# varies one is checked at each of its bounds.
+INPUT_SETTINGS = ("init_checkpoint", "model", "vocab_file", "max_seq_length", "do_eval",
+                  "do_predict")
+
+
+def check_inputs(task, base, parameters, output_dir):
+    """What the trials read (checkpoint, vocabulary, model, data files) checked as
+    each run checks it, before the study starts: a trial that could not start is
+    one line naming the flag (or the `--space` value) at once, nothing written."""
+    from albert_tf.training.finetuning import check_inputs as check_run_inputs
+
+    changes = [{}] + [{p.name: value} for p in parameters if p.name in INPUT_SETTINGS
+                      for value in p.extremes()]
+    for change in changes:
+        settings = settings_lib.resolve(task, {**base, **change, "output_dir": output_dir})
+        try:
+            check_run_inputs(task, settings)
+        except (OSError, ValueError) as e:
+            if not change:
+                raise
+            (name, value), = change.items()
+            raise ValueError(f"--space: {name}={value}: {e}") from None
+
+
 def trial_config(task, base, output_dir):
     """`(params, seed) -> the --config dict of one run`: the shared settings, the
     trial's and the seed, checked by resolving them as the run will."""
@@ -129,6 +154,7 @@ def run_command(values, command="search"):
     resolved = check(tasks.declared(values["task"]), base, parameters, output_dir)
     cli.load_tensorflow()  # the task's module imports it: without its start-up noise
     task = tasks.get(values["task"])
+    check_inputs(task, base, parameters, output_dir)
     metric = search.metric or task.primary_metric_for(task.bind(resolved).task_options)
     maximize = task.greater_is_better(metric)
     trials = search.trials

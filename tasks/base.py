@@ -164,7 +164,12 @@ class Task(abc.ABC):
 
     def options(self, settings):
         """The task's validated `settings.task_options` (an `options_class` instance);
-        on a task bound to those options, the ones validated at binding."""
+        on a task bound to those options, the ones validated at binding.
+
+        What only a run or a loaded model folder calls (`evaluate`,
+        `write_predictions`, `serving_module`: on their bound task) reads
+        `self.task_options`; what may be called on the registered task with
+        settings (`featurize`, `build_model`, a task's decoding) asks this."""
         if self._bound_to is not None and settings.task_options == self._bound_to:
             return self.task_options
         return self._validated_options(settings)

@@ -90,7 +90,7 @@ class GlueTask(Task):
 
         self.check_export_options(export_options)
         pair = self.spec.labelled.text_b is not None
-        options = self.options(settings)
+        options = self.task_options
         module = ClassifierServing(model, tokenizer, settings.max_seq_length, self.spec.labels,
                                    pair, window_stride=long_inputs.serving_stride(options))
         return module, {"inputs": ["text_a", "text_b"] if pair else ["text"],

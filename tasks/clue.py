@@ -259,7 +259,7 @@ class ClueTask(Task):
         from albert_tf.export.classification import ClassifierServing
 
         self.check_export_options(export_options)
-        options = self.options(settings)
+        options = self.task_options
         module = ClassifierServing(model, tokenizer, settings.max_seq_length, self.spec.labels,
                                    self.spec.pair,
                                    window_stride=long_inputs.serving_stride(options))

@@ -179,7 +179,7 @@ class MultipleChoiceTask(Task):
         from albert_tf.export.multiple_choice import MultipleChoiceServing
 
         self.check_export_options(export_options)
-        max_qa_length = self.options(settings).max_qa_length
+        max_qa_length = self.task_options.max_qa_length
         module = MultipleChoiceServing(model, tokenizer, settings.max_seq_length,
                                        max_qa_length, self.fill_blank)
         return module, {"inputs": ["context", "question", "choices"],

@@ -260,7 +260,7 @@ class TextTask(Task):
         return long_inputs.per_text(run.features(split), run.outputs(split)["logits"])
 
     def evaluate(self, run, split):
-        options = self.options(run.settings)
+        options = self.task_options
         kind, labels = self.kind(options), long_inputs.text_labels(run.features(split))
         logits = self.text_logits(run, split)
         if kind == data.REGRESSION:
@@ -311,7 +311,7 @@ class TextTask(Task):
             results["confusion_matrix_png"] = path
 
     def write_predictions(self, run, split):
-        kind = self.kind(self.options(run.settings))
+        kind = self.kind(self.task_options)
         logits = self.text_logits(run, split)
         threshold = self.threshold(run)[0] if kind == data.MULTI_LABEL else None
         lines = [json.dumps(report.prediction(example.guid, row, run.model.labels, threshold),
@@ -327,7 +327,7 @@ class TextTask(Task):
     def serving_module(self, model, tokenizer, settings, model_dir, export_options):
         from albert_tf.export.classification import ClassifierServing, MultiLabelServing
 
-        options = self.options(settings)
+        options = self.task_options
         multi = options.multi_label
         given = export_options.threshold if export_options is not None else None
         self.check_export_options({} if given is None else {"threshold": given},

@@ -145,7 +145,7 @@ class TokenClassificationTask(Task):
 
     def predicted_tags(self, run, split):
         """`(encoded examples, predicted word tags)` of a split."""
-        tags = self.tags(self.options(run.settings), run.settings.data_dir)
+        tags = self.tags(self.task_options, run.settings.data_dir)
         scheme = self._scheme(run)
         features = run.features(split)
         logits = run.outputs(split)["logits"]
@@ -172,7 +172,7 @@ class TokenClassificationTask(Task):
         return metrics
 
     def _scheme(self, run):
-        tags = self.tags(self.options(run.settings), run.settings.data_dir)
+        tags = self.tags(self.task_options, run.settings.data_dir)
         return "bioes" if any(t[0] in "ES" for t in tags) else "iob2"
 
     def _write_conll(self, run, split, encoded, gold, predicted):
@@ -204,7 +204,7 @@ class TokenClassificationTask(Task):
         from albert_tf.export.token_classification import TokenClassifierServing
 
         self.check_export_options(export_options)
-        tags = self.tags(self.options(settings), settings.data_dir)
+        tags = self.tags(self.task_options, settings.data_dir)
         module = TokenClassifierServing(model, tokenizer, settings.max_seq_length, tags)
         return module, {"inputs": ["text"], "tags": list(tags)}
 

@@ -221,9 +221,14 @@ def test_search_equals_its_command(tmp_path, monkeypatch, capsys):
     from albert_tf import search as search_program
     from albert_tf.tuning import watch
 
+    from conftest import FIXTURES
+
     monkeypatch.setattr(watch, "start_finetune", cli.start_fake_finetune)
-    values = {"task": "mrpc", "data_dir": str(tmp_path), "space": "learning_rate=1e-3,2e-3",
-              "sampler": "grid", "trials": 2, "seeds_per_trial": 1}
+    # (what the trials read is checked before the study starts: real inputs, tiny)
+    values = {"task": "mrpc", "data_dir": os.path.join(FIXTURES, "glue", "MRPC"),
+              "vocab_file": cli.SPM, "model": cli.tiny_model(str(tmp_path)), "max_seq_length": 32,
+              "space": "learning_rate=1e-3,2e-3", "sampler": "grid", "trials": 2,
+              "seeds_per_trial": 1}
     command_dir, api_dir = tmp_path / "command", tmp_path / "api"
     printed = _command(search_program, [f"--{k}={v}" for k, v in values.items()]
                        + [f"--output_dir={command_dir}"], capsys)

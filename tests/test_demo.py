@@ -16,6 +16,9 @@ def test_demo_learns_its_generated_task(tmp_path, task, metric, floor):
                      f"--output_dir={tmp_path}", timeout=900)
     assert result.returncode == 0, result.stderr[-3000:]
     assert cli.results(tmp_path)["dev"][metric] > floor
+    # From scratch on purpose: said plainly, not as the forgotten-checkpoint warning.
+    assert "demo: a small ALBERT (4 shared layers" in result.stdout
+    assert "random initialisation" not in result.stderr
     if task in ("squad", "squad_v2", "cmrc2018"):
         assert "question: " in result.stdout and "answer: " in result.stdout
     else:

@@ -11,7 +11,7 @@ import pytest
 
 import cli_helpers as cli
 from albert_tf import tasks
-from albert_tf.training import finetuning
+from albert_tf.training.results import report_complete
 from albert_tf.training import settings as settings_lib
 from albert_tf.training.settings import FinetuneSettings
 
@@ -103,7 +103,7 @@ def test_resume_does_not_depend_on_how_the_folder_is_spelled_or_where_it_is(tmp_
         given = {"task": "rte", "output_dir": spelling, "data_dir": cli.RTE,
                  "vocab_file": cli.SPM, "model": model, "train_steps": 4}
         assert settings_lib.resume_conflicts(saved, given) == {}, spelling
-        assert finetuning.report_complete(spelling), spelling
+        assert report_complete(spelling), spelling
     shutil.move(str(tmp_path / "runs" / "ck"), str(tmp_path / "moved"))
     moved = _run_in(tmp_path, "--output_dir=moved", "--do_eval")
     assert moved.returncode == 0, moved.stderr[-3000:]

@@ -26,11 +26,23 @@ def test_the_random_initialisation_warning_is_for_a_new_run_only(tmp_path, caplo
     settings = FinetuneSettings(task="rte", output_dir="x", model=cli.tiny_model(tmp_path))
     config, _ = model_config(settings, None, 30000)
     with caplog.at_level(logging.WARNING):
-        build_model(tasks.get("rte"), settings, "float32", config, None, new_run=False)
+        build_model(tasks.get("rte"), settings, "float32", config, None, warn_random=False)
     assert "random initialisation" not in caplog.text
     with caplog.at_level(logging.WARNING):
         build_model(tasks.get("rte"), settings, "float32", config, None)
     assert caplog.text.count("random initialisation") == 1
+
+
+def test_the_demo_says_it_trains_from_scratch_in_place_of_the_warning(tmp_path):
+    from albert_tf.demo.run import DemoRun, describe
+
+    settings = FinetuneSettings(task="rte", output_dir="x", model=cli.tiny_model(tmp_path))
+    line = describe("rte", settings)
+    assert line.startswith("demo: a small ALBERT (2 shared layers, hidden size 16) trained "
+                           "from random weights on generated rte data; no pretrained "
+                           "checkpoint, on purpose"), line
+    assert "\n" not in line and "--init_checkpoint=" in line
+    assert Run.warns_from_scratch and not DemoRun.warns_from_scratch  # (build_model's warn_random)
 
 
 def test_a_mistyped_task_gets_a_suggestion():

@@ -177,6 +177,48 @@ def test_a_failed_trial_is_marked_and_stops_the_search(tmp_path):
     assert [t.state for t in made.trials] == [optuna.trial.TrialState.FAIL]
 
 
+def _offline(_):
+    raise OSError("[Errno -3] Temporary failure in name resolution")
+
+
+@pytest.mark.parametrize("given, starts", [
+    (["--init_checkpoint=albert_base_v2"],
+     "error: --init_checkpoint: albert_base_v2: could not fetch "),
+    (["--init_checkpoint=NOWHERE"], "error: --init_checkpoint=NOWHERE: "),
+    (["--init_checkpoint=NOWHERE", "--vocab_file=SPM"],
+     "error: --init_checkpoint: NOWHERE: no such file or folder"),
+    (["--model=albert_base_v2", "--vocab_file=SPM"],
+     "error: --model=albert_base_v2: not a model preset (")])
+def test_a_checkpoint_that_cannot_be_resolved_stops_the_search_before_its_study(
+        tmp_path, monkeypatch, given, starts):
+    import cli_helpers as cli
+    from absl import flags
+    from albert_tf import search as search_program
+    from albert_tf.checkpoints import download
+    from conftest import FIXTURES
+
+    def no_trial(*args):
+        raise AssertionError("a trial started")
+
+    monkeypatch.setattr(download, "fetch_hf", _offline)
+    monkeypatch.setenv("ALBERT_TF_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setattr(watch, "start_finetune", no_trial)
+    nowhere, out = str(tmp_path / "nowhere"), tmp_path / "search"
+    args = ["--task=mrpc", f"--data_dir={os.path.join(FIXTURES, 'glue', 'MRPC')}",
+            f"--output_dir={out}", "--space=learning_rate=1e-5,2e-5", "--trials=2",
+            *(a.replace("NOWHERE", nowhere).replace("SPM", cli.SPM) for a in given)]
+    flags.FLAGS.unparse_flags()
+    flags.FLAGS(["search", *args])
+    try:
+        with pytest.raises(SystemExit) as exited:  # (cli.user_errors: exit status 1)
+            search_program.main(["search"])
+    finally:
+        flags.FLAGS.unparse_flags()
+    line = str(exited.value.code).replace(nowhere, "NOWHERE")
+    assert line.startswith(starts) and "\n" not in line, line
+    assert not out.exists()  # no study, no settings file
+
+
 def test_a_trial_runs_each_seed_as_a_finetune_process(tmp_path, monkeypatch):
     from cli_helpers import start_fake_finetune
 

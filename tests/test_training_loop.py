@@ -18,6 +18,7 @@ from albert_tf import tasks
 from albert_tf.checkpoints.weights import model_variables
 from albert_tf.training import engine, evaluation, finetuning
 from albert_tf.training.callbacks import TrainingInterrupted, update_step
+from albert_tf.training.results import report_complete
 from albert_tf.training.settings import FinetuneSettings, resolve, scheduled
 from test_task_plugin import SENTENCES, QuestionTask, _write_data
 
@@ -106,12 +107,14 @@ def test_early_stopping_stops_at_the_predicted_evaluation():
 # -- Every task's primary metric is one its evaluation reports -------------------
 
 class StubRun:
-    """What `Task.evaluate` reads of a run, with outputs given."""
+    """What `Task.evaluate` reads of a run, with outputs given; `task`: the task
+    bound to the run's settings, as a run's is (`Run` binds it)."""
 
     def __init__(self, task, output_dir, examples=(), labels=None, logits=None, **options):
-        self.task, self.output_dir = task, str(output_dir)
+        self.output_dir = str(output_dir)
         self.settings = FinetuneSettings(task=task.name, output_dir=str(output_dir),
                                          task_options=options)
+        self.task = task.bind(self.settings)
         self._examples, self._labels, self._logits = list(examples), labels, logits
         self.model = types.SimpleNamespace(labels=("a", "b", "c"), optimizer=None,
                                            threshold=0.5, threshold_source="")
@@ -157,7 +160,7 @@ def _evaluated_keys(task, tmp_path, monkeypatch):
     else:  # a GLUE or CLUE classification, or the user's own classes (3 here)
         classes = len(getattr(getattr(task, "spec", None), "labels", None) or "abc")
         run = StubRun(task, tmp_path, labels=labels, logits=logits[:, :classes])
-    return set(task.evaluate(run, task.eval_splits[0]))
+    return set(run.task.evaluate(run, task.eval_splits[0]))
 
 
 @pytest.mark.parametrize("name", tasks.names())
@@ -170,8 +173,8 @@ def test_a_multi_label_task_ranks_by_micro_f1(tmp_path):
     task = tasks.get("text_classification")
     run = StubRun(task, tmp_path, labels=np.array([[1, 0, 1], [0, 1, 0]], np.float32),
                   logits=np.array([[2.0, -1.0, 0.5], [-1.0, 1.0, -2.0]]), multi_label=True)
-    metric = task.primary_metric_for(task.options(run.settings))
-    assert metric == "micro_f1" and metric in task.evaluate(run, "dev")
+    metric = run.task.primary_metric_for(run.task.task_options)
+    assert metric == "micro_f1" and metric in run.task.evaluate(run, "dev")
 
 
 # -- Runs ----------------------------------------------------------------------
@@ -319,5 +322,5 @@ def test_early_stopping_stops_at_the_predicted_step_and_survives_an_interrupt(tm
     assert finetuning.run(task, settings, verbose=False)["train"]["step"] == 8
     assert task.calls == []
     capsys.readouterr()
-    assert finetuning.report_complete(settings.output_dir)  # what rerunning the command prints
+    assert report_complete(settings.output_dir)  # what rerunning the command prints
     assert results["train"]["early_stopped"]["reason"] in capsys.readouterr().out

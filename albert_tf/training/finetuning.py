@@ -3,96 +3,28 @@
 `run(task, settings)` is the library entry point behind
 `python -m albert_tf.finetune`; it reads no flags. The task (see
 `tasks.base.Task`) supplies reading, featurization, the model head, metrics
-and prediction files; this module supplies everything generic.
+and prediction files; this module supplies everything generic: the `Run`
+(checks, data, training, outputs) and `run`'s order of steps. The run's model
+is made and saved by `run_model`, its evaluations around training (while
+training, the best step) are `run_evaluation`'s, its results printed and
+written by `results`.
 """
 
 import dataclasses
-import json
-import logging
 import os
 
-import numpy as np
-
-from albert_tf import checkpoints, extras, lora
-from albert_tf.backbone import AlbertBackbone
-from albert_tf.config import AlbertConfig, preset_names
+from albert_tf import extras, lora
 from albert_tf.data import bucket_lengths, padded_length
 from albert_tf.data.features import cache_key, cached
-from albert_tf.io_utils import atomic_file, read_json
 from albert_tf.progress import Heartbeat, Progress
-from albert_tf.tokenizer.loading import load_tokenizer
-from albert_tf.checkpoints.weights import CheckpointError
-from albert_tf.training import engine, evaluation
-from albert_tf.training.callbacks import update_step
+from albert_tf.training import engine, run_evaluation
 from albert_tf.training import settings as settings_lib
-from albert_tf.training.run_folder import (BEST_DIR, CHECKPOINT_DIR, CHECKPOINT_RESULTS_FILE,
-                                           FEATURES_DIR, HISTORY_FILE, MODEL_DIR, RESULTS_FILE,
-                                           SETTINGS_FILE, TENSORBOARD_DIR, has_progress)
-from albert_tf.training.settings import DEFAULT_MODEL
+from albert_tf.training.results import write_results
+from albert_tf.training.run_folder import (CHECKPOINT_DIR, CHECKPOINT_RESULTS_FILE, FEATURES_DIR,
+                                           MODEL_DIR, RESULTS_FILE, SETTINGS_FILE, has_progress)
+from albert_tf.training.run_model import (build_model, model_config, read_init_checkpoint,
+                                          run_tokenizer, save_finetuned)
 from albert_tf.training.setup import start_run
-
-
-def run_tokenizer(settings):
-    """The host tokenizer of a run: `--vocab_file`, else the checkpoint's own vocabulary."""
-    if settings.vocab_file:
-        if not os.path.isfile(settings.vocab_file):
-            raise FileNotFoundError(f"--vocab_file: no such file {settings.vocab_file}")
-        return load_tokenizer(settings.vocab_file, host=True)
-    if settings.init_checkpoint:
-        try:
-            return load_tokenizer(settings.init_checkpoint, host=True)
-        except FileNotFoundError as e:  # (a folder that does not exist says so as this flag)
-            raise FileNotFoundError(f"--init_checkpoint={settings.init_checkpoint}: {e}") \
-                from None
-    raise ValueError("no vocabulary: pass --vocab_file (or an --init_checkpoint that ships one)")
-
-
-def model_config(settings, checkpoint, vocabulary_size):
-    """`(config, problem)`: the model's `AlbertConfig` (the checkpoint's, or
-    `settings.model`, a preset or a config file: one rule for both, a model
-    from random weights has its embeddings sized to the tokenizer's
-    vocabulary) and what is wrong, or None."""
-    model = settings.model or DEFAULT_MODEL
-    if checkpoint is not None:
-        config, source = checkpoint.config, checkpoint.source
-    elif model in preset_names():
-        config, source = AlbertConfig.preset(model, vocabulary_size=vocabulary_size), model
-    else:
-        config = AlbertConfig.from_json_file(model).replace(vocabulary_size=vocabulary_size)
-        source = model
-    problem = None
-    if config.vocabulary_size != vocabulary_size:
-        problem = (f"the model ({source}) has a vocabulary of {config.vocabulary_size}, the "
-                   f"tokenizer {vocabulary_size} (pass the model's own --vocab_file)")
-    return config, problem
-
-
-def build_model(task, settings, policy, config, checkpoint, head=None, new_run=True):
-    """The task model: pretrained (backbone, and head if the checkpoint has one)
-    from `checkpoint`, or randomly initialised from `config`; `head`: a
-    saved head config to build the head from (see `Task.build_model`);
-    `new_run`: False for a run resumed from its checkpoint (nothing to warn about)."""
-    config = config.replace(dropout=settings.dropout, attention_dropout=settings.dropout)
-    backbone = AlbertBackbone(config, dtype=policy, recompute=settings.recompute,
-                              unroll=settings.layer_execution == "unrolled")
-    model = task.build_model(backbone, settings, head)
-    if checkpoint is None:
-        if new_run:
-            # `finetune` resolves a run without a checkpoint with the from-scratch
-            # recipe (configs/finetune_recipes.json), not the fine-tuning one.
-            logging.warning(
-                "no --init_checkpoint: training %s from a random initialisation; fine-tuning "
-                "recipes are meant for pretrained weights, this run uses learning_rate=%g, "
-                "warmup_steps=%d, train_steps=%d, dropout=%g (finetune's from-scratch recipe "
-                "for what is not given)", settings.model or DEFAULT_MODEL,
-                settings.learning_rate, settings.warmup_steps, settings.train_steps,
-                settings.dropout)
-    elif checkpoints.load_task_weights(model, checkpoint):
-        logging.info("%s: loaded the fine-tuned %s head too", checkpoint.source,
-                     model.head_kind)
-    if settings.lora_rank:  # after the pretrained weights: they are what LoRA freezes
-        lora.enable_lora(backbone, settings.lora_rank, settings.lora_alpha)
-    return model
 
 
 def splits_to_read(task, settings):
@@ -102,6 +34,54 @@ def splits_to_read(task, settings):
     return ([task.train_split] if settings.do_train else []) + \
         (list(task.eval_splits) if evaluates else []) + \
         (list(task.test_splits) if settings.do_predict else [])
+
+
+def bind_task(task, settings):
+    """The task bound to a run of `settings` (unknown task options rejected before
+    any work), with the extras its evaluation needs checked."""
+    task = task.bind(settings)
+    if settings.do_eval:
+        for extra in task.extras:
+            extras.require(extra, f"evaluating task {task.name!r}")
+    return task
+
+
+def check_run(task, settings, vocabulary_size, checkpoint, examples):
+    """The model config of a run of `settings` (`task`: bound to them), once every
+    problem the user can get wrong is known: the model, its vocabulary
+    (`vocabulary_size`: the tokenizer's) and positions, and every split the run
+    reads (`examples(split)` reads one); raises `ValueError` listing them all."""
+    config, problem = model_config(settings, checkpoint, vocabulary_size)
+    problems = [problem] if problem else []
+    if settings.model and settings.init_checkpoint:
+        problems.append("give --init_checkpoint (its model is used) or --model (a new "
+                        "model), not both")
+    if settings.max_seq_length > config.max_sequence_length:
+        problems.append(f"--max_seq_length={settings.max_seq_length} is more than the "
+                        f"model's {config.max_sequence_length} positions")
+    for split in splits_to_read(task, settings):
+        try:
+            if not examples(split):
+                problems.append(f"the {split} split of task {task.name!r} has no examples")
+        except (OSError, ValueError) as e:
+            problems.append(str(e))
+    if problems:
+        # Splits read from one file (a label set learnt from the training
+        # file checks dev too) fail with one message: say it once.
+        raise ValueError("; ".join(dict.fromkeys(problems)))
+    return config
+
+
+def check_inputs(task, settings):
+    """Checks what a run of `settings` reads as `Run` checks it, without starting
+    one (no strategy, no model, nothing written): the task's options, the
+    vocabulary, the checkpoint (a published name is fetched into the cache), the
+    model and every split. For a program that starts its runs later (a search's
+    trials): what they would fail on is said once, at its start."""
+    task = bind_task(task, settings)
+    tokenizer = run_tokenizer(settings)
+    check_run(task, settings, tokenizer.vocabulary_size, read_init_checkpoint(settings),
+              lambda split: task.read_examples(settings.data_dir, split, task.task_options))
 
 
 class Run:
@@ -118,18 +98,19 @@ class Run:
 
     # A saved head config the task model is built with (see `Task.build_model`).
     head = None
+    # Whether a new run without --init_checkpoint warns that its model starts from
+    # random weights (`build_model`): a forgotten checkpoint. A run that trains
+    # from scratch on purpose (`--demo`) says so itself.
+    warns_from_scratch = True
 
     def __init__(self, task, settings, verbose=True):
-        task = task.bind(settings)  # rejects unknown task options before any work
-        if settings.do_eval:
-            for extra in task.extras:
-                extras.require(extra, f"evaluating task {task.name!r}")
+        task = bind_task(task, settings)
         self.task, self.settings, self.verbose = task, settings, verbose
         self._examples, self._features, self._outputs = {}, {}, {}
         self.tokenizer = self.make_tokenizer()
-        checkpoint = (checkpoints.read_checkpoint(settings.init_checkpoint)
-                      if settings.init_checkpoint else None)
-        config = self._check(checkpoint)
+        checkpoint = read_init_checkpoint(settings)
+        config = check_run(task, settings, self.tokenizer.vocabulary_size, checkpoint,
+                           self.examples)
         resumed = has_progress(settings.output_dir)
         self.setup = start_run(settings, SETTINGS_FILE,
                                config.replace(dropout=settings.dropout,
@@ -141,7 +122,8 @@ class Run:
         self.strategy = self.setup.strategy
         with self.strategy.scope():
             self.model = build_model(task, settings, self.setup.policy, config, checkpoint,
-                                     self.head, new_run=not resumed)
+                                     self.head,
+                                     warn_random=self.warns_from_scratch and not resumed)
             self.trainee = self.training_model(self.model)
         self.setup.compile(self.trainee)
         if settings.lora_rank and verbose and self.setup.chief:
@@ -191,31 +173,6 @@ class Run:
     def saved_settings(self):
         """The settings stored with the model folder."""
         return self.settings
-
-    def _check(self, checkpoint):
-        """The model config, once every problem of the run is known; raises
-        `ValueError` listing them all."""
-        s = self.settings
-        config, problem = model_config(s, checkpoint, self.tokenizer.vocabulary_size)
-        problems = [problem] if problem else []
-        if s.model and s.init_checkpoint:
-            problems.append("give --init_checkpoint (its model is used) or --model (a new "
-                            "model), not both")
-        if s.max_seq_length > config.max_sequence_length:
-            problems.append(f"--max_seq_length={s.max_seq_length} is more than the model's "
-                            f"{config.max_sequence_length} positions")
-        for split in splits_to_read(self.task, s):
-            try:
-                if not self.examples(split):
-                    problems.append(f"the {split} split of task {self.task.name!r} has no "
-                                    "examples")
-            except (OSError, ValueError) as e:
-                problems.append(str(e))
-        if problems:
-            # Splits read from one file (a label set learnt from the training
-            # file checks dev too) fail with one message: say it once.
-            raise ValueError("; ".join(dict.fromkeys(problems)))
-        return config
 
     @property
     def output_dir(self):
@@ -269,67 +226,6 @@ class Run:
         self.model_changed()  # those outputs are of this step only
         return results
 
-    def selection(self):
-        """The `evaluation.Selection` of --best_metric (default: the task's primary
-        metric, in the direction the task declares) and early stopping."""
-        s = self.settings
-        metric = s.best_metric or self.task.primary_metric_for(self.task.task_options)
-        key = evaluation.history_key(metric, self.task.eval_splits)
-        return evaluation.Selection(key, self.task.greater_is_better(key),
-                                    s.early_stopping_patience, s.early_stopping_min_delta)
-
-    def evaluator(self, train_examples):
-        """The `evaluation.Evaluator` of --eval_every, or None."""
-        s = self.settings
-        steps = evaluation.evaluation_steps(s.eval_every, s.train_steps, s.batch_size,
-                                            train_examples)
-        if not steps:
-            return None
-        selection = self.selection()
-        primary = evaluation.history_key(
-            self.task.primary_metric_for(self.task.task_options), self.task.eval_splits)
-        return evaluation.Evaluator(
-            self.evaluate, steps, self.task.eval_splits,
-            lambda step: step * s.batch_size / train_examples, selection,
-            os.path.join(s.output_dir, HISTORY_FILE),
-            save_best=self.save_best if s.keep_best else None,
-            summary_dir=os.path.join(s.output_dir, TENSORBOARD_DIR), chief=self.setup.chief,
-            check_metric=selection.key != primary)
-
-    def write_evaluation(self, results):
-        """The final evaluation's TensorBoard scalars, at the trained step, unless an
-        evaluation while training already wrote that step (the same model)."""
-        step = update_step(self.trainee)
-        history = evaluation.read_history(os.path.join(self.output_dir, HISTORY_FILE))
-        if self.setup.chief and not any(e["step"] == step for e in history):
-            evaluation.write_evaluation(os.path.join(self.output_dir, TENSORBOARD_DIR), step,
-                                        results)
-
-    def save_best(self, entry):
-        """Writes the model as it is now (the best step so far) to `best/`."""
-        if self.setup.chief:
-            save_finetuned(self.model, self.task, self.saved_settings(),
-                           os.path.join(self.output_dir, BEST_DIR), self.tokenizer,
-                           extra={"step": entry["step"]})
-
-    def restore_best(self):
-        """Loads the weights of the best evaluated step (`best/`) into the model;
-        returns `{"metric", "step", "epoch", "value"}`."""
-        selection = self.selection()
-        history = evaluation.read_history(os.path.join(self.output_dir, HISTORY_FILE))
-        best = selection.best(history)
-        folder = os.path.join(self.output_dir, BEST_DIR)
-        saved = (checkpoints.native.read_metadata(folder).get("step")
-                 if checkpoints.native.is_native_dir(folder) else None)
-        if best is None or saved != best["step"]:
-            raise CheckpointError(f"{folder} holds step {saved}, but the best step of "
-                                  f"{HISTORY_FILE} is {best and best['step']}; the weights "
-                                  "of that step are gone (a folder copied in part?)")
-        checkpoints.load_task_weights(self.model, checkpoints.read_checkpoint(folder))
-        self.model_changed()
-        return {"metric": selection.key, "step": best["step"], "epoch": best["epoch"],
-                "value": selection.value(best)}
-
     def outputs(self, split):
         """The model's outputs on every example of a split (cached until trained again)."""
         if split not in self._outputs:
@@ -362,71 +258,12 @@ class Run:
                                               self.batch_length)
         result = engine.train(self.trainee, self.strategy, make_dataset, self.settings,
                               self.settings.output_dir, verbose, self.setup.worker,
-                              self.evaluator(len(features)),
+                              run_evaluation.evaluator(self, len(features)),
                               only_trained=bool(self.settings.lora_rank))
         self.model_changed()
         trained = result["step"] * self.settings.batch_size
         return {**result, "examples": trained, "train_set_examples": len(features),
                 "epochs": round(trained / max(len(features), 1), 2)}
-
-
-def _metric_line(name, values):
-    shown = ", ".join(f"{k}={v:.4f}" if isinstance(v, float) else f"{k}={v}"
-                      for k, v in values.items() if not isinstance(v, (dict, list)))
-    return f"{name}: {shown}"
-
-
-def print_results(results):
-    """The metrics of each evaluated split, one line each (the numbers; tables
-    such as per-class scores and confusion matrices are in the results file),
-    and a reference model's (`Run.reference_results`, e.g. a teacher's)."""
-    for split, values in results.items():
-        if split in ("train", "predictions", "best") or not isinstance(values, dict):
-            continue
-        if values and all(isinstance(v, dict) for v in values.values()):  # a reference's splits
-            for inner, metrics in values.items():
-                print(_metric_line(f"{split} {inner}", metrics))
-        else:
-            print(_metric_line(split, values))
-    if "best" in results:
-        best = results["best"]
-        print(f"best: step {best['step']} (epoch {best['epoch']}), {best['metric']}="
-              f"{best['value']:.4f}; its weights are the model's (--keep_best)")
-    if "train" in results:
-        train = results["train"]
-        if "early_stopped" in train:
-            print(train["early_stopped"]["reason"])
-        print(f"train: {train['step']} steps, {train.get('examples', 0)} examples "
-              f"({train.get('epochs', 0)} epochs of {train.get('train_set_examples', 0)}), "
-              f"{train.get('train_examples_per_second', 0):.1f} examples/s")
-
-
-# Settings that ask a complete run to do a step again.
-RUN_CONTROL = ("do_eval", "do_predict", "export")
-
-
-def report_complete(output_dir):
-    """Whether the run in `output_dir` is complete (its results are written);
-    then says so and prints them."""
-    path = os.path.join(output_dir, RESULTS_FILE)
-    if not os.path.isfile(path):
-        return False
-    print(f"{output_dir}: this run is complete; its results ({path}):")
-    print_results(read_json(path))
-    print("(--do_eval, --do_predict or --export run those steps again; a new --output_dir "
-          "starts a new run)")
-    return True
-
-
-def _write_json(path, values):
-    with atomic_file(path) as f:
-        json.dump(values, f, indent=2, sort_keys=True, default=_json_default)
-
-
-def _json_default(value):
-    if isinstance(value, np.generic):
-        return value.item()
-    raise TypeError(f"not JSON serializable: {type(value).__name__}")
 
 
 def run(task, settings, verbose=True, make_run=Run):
@@ -449,7 +286,7 @@ def run(task, settings, verbose=True, make_run=Run):
     if settings.do_train:
         results["train"] = current.train(verbose)
         if settings.keep_best:
-            results["best"] = current.restore_best()
+            results["best"] = run_evaluation.restore_best(current)
     else:
         step = current.restore_checkpoint()
         if step is not None and step < settings.train_steps:
@@ -457,7 +294,7 @@ def run(task, settings, verbose=True, make_run=Run):
     if settings.do_eval:
         for split in task.eval_splits:
             results[split] = task.evaluate(current, split)
-        current.write_evaluation({split: results[split] for split in task.eval_splits})
+        run_evaluation.write_final(current, {split: results[split] for split in task.eval_splits})
     if settings.do_predict:
         results["predictions"] = {split: task.write_predictions(current, split)
                                   for split in task.test_splits}
@@ -465,32 +302,10 @@ def run(task, settings, verbose=True, make_run=Run):
             results[split] = task.evaluate(current, split)
     if setup.chief and stopped_at is not None:
         # Not the run's results nor its model: the run is not finished.
-        _write_json(os.path.join(settings.output_dir,
+        write_results(os.path.join(settings.output_dir,
                                  CHECKPOINT_RESULTS_FILE.format(step=stopped_at)), results)
     elif setup.chief:
-        _write_json(os.path.join(settings.output_dir, RESULTS_FILE), results)
+        write_results(os.path.join(settings.output_dir, RESULTS_FILE), results)
         save_finetuned(current.model, task, current.saved_settings(),
                        os.path.join(settings.output_dir, MODEL_DIR), current.tokenizer)
     return results
-
-
-def save_finetuned(model, task, settings, directory, tokenizer, extra=None):
-    """Writes a fine-tuned model folder (what `tasks.finetuned.load_finetuned` reads):
-    the weights with the task head, the task, the run's settings (a
-    `FinetuneSettings`), the tokenizer's vocabulary and `extra` metadata.
-
-    A LoRA model's folder holds only what was trained (the adapters and the
-    head) and, under `lora`, the `lora.Adapters` record naming the frozen
-    backbone checkpoint (made absolute: the folder may be used elsewhere)."""
-    extra = {**(extra or {}), "task": task.name, "head": model.head_config(),
-             "settings": settings.to_dict()}
-    weights = None
-    if lora.lora_enabled(model.backbone):
-        backbone = settings.init_checkpoint
-        if os.path.exists(backbone):
-            backbone = os.path.abspath(backbone)
-        extra["lora"] = lora.Adapters(settings.lora_rank, settings.lora_alpha or
-                                      settings.lora_rank, backbone).to_dict()
-        weights = lora.trained_arrays(model)
-    return checkpoints.save_pretrained(model, directory, extra=extra, tokenizer=tokenizer,
-                                       weights=weights)

@@ -155,7 +155,7 @@ class SquadTask(Task):
     def serving_module(self, model, tokenizer, settings, model_dir, export_options):
         from albert_tf.export.squad.serving import SquadServing
 
-        options = self.options(settings)
+        options = self.task_options
         if export_options is not None and export_options.null_threshold is not None:
             threshold, source = export_options.null_threshold, "given"
         else:

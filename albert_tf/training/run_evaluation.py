@@ -1,0 +1,83 @@
+"""A fine-tuning run's evaluations around training: the `Evaluator` of
+--eval_every, the best step written to `best/` and loaded back (--keep_best),
+and the final evaluation's TensorBoard scalars.
+
+Functions of a `finetuning.Run` (its task, settings, model and setup); the
+history, the best step and early stopping themselves are `evaluation`'s.
+"""
+
+import os
+
+from albert_tf import checkpoints
+from albert_tf.checkpoints.weights import CheckpointError
+from albert_tf.training import evaluation
+from albert_tf.training.callbacks import update_step
+from albert_tf.training.run_folder import BEST_DIR, HISTORY_FILE, TENSORBOARD_DIR
+from albert_tf.training.run_model import save_finetuned
+
+
+def selection(run):
+    """The `evaluation.Selection` of --best_metric (default: the task's primary
+    metric, in the direction the task declares) and early stopping."""
+    s, task = run.settings, run.task
+    metric = s.best_metric or task.primary_metric_for(task.task_options)
+    key = evaluation.history_key(metric, task.eval_splits)
+    return evaluation.Selection(key, task.greater_is_better(key),
+                                s.early_stopping_patience, s.early_stopping_min_delta)
+
+
+def evaluator(run, train_examples):
+    """The `evaluation.Evaluator` of --eval_every that scores `run.evaluate`
+    while training on `train_examples`, or None."""
+    s, task = run.settings, run.task
+    steps = evaluation.evaluation_steps(s.eval_every, s.train_steps, s.batch_size,
+                                        train_examples)
+    if not steps:
+        return None
+    chosen = selection(run)
+    primary = evaluation.history_key(task.primary_metric_for(task.task_options),
+                                     task.eval_splits)
+    return evaluation.Evaluator(
+        run.evaluate, steps, task.eval_splits,
+        lambda step: step * s.batch_size / train_examples, chosen,
+        os.path.join(s.output_dir, HISTORY_FILE),
+        save_best=(lambda entry: save_best(run, entry)) if s.keep_best else None,
+        summary_dir=os.path.join(s.output_dir, TENSORBOARD_DIR), chief=run.setup.chief,
+        check_metric=chosen.key != primary)
+
+
+def write_final(run, results):
+    """The final evaluation's TensorBoard scalars, at the trained step, unless an
+    evaluation while training already wrote that step (the same model)."""
+    step = update_step(run.trainee)
+    history = evaluation.read_history(os.path.join(run.output_dir, HISTORY_FILE))
+    if run.setup.chief and not any(e["step"] == step for e in history):
+        evaluation.write_evaluation(os.path.join(run.output_dir, TENSORBOARD_DIR), step,
+                                    results)
+
+
+def save_best(run, entry):
+    """Writes the model as it is now (the best step so far, history `entry`) to `best/`."""
+    if run.setup.chief:
+        save_finetuned(run.model, run.task, run.saved_settings(),
+                       os.path.join(run.output_dir, BEST_DIR), run.tokenizer,
+                       extra={"step": entry["step"]})
+
+
+def restore_best(run):
+    """Loads the weights of the best evaluated step (`best/`) into the run's model;
+    returns `{"metric", "step", "epoch", "value"}`."""
+    chosen = selection(run)
+    history = evaluation.read_history(os.path.join(run.output_dir, HISTORY_FILE))
+    best = chosen.best(history)
+    folder = os.path.join(run.output_dir, BEST_DIR)
+    saved = (checkpoints.native.read_metadata(folder).get("step")
+             if checkpoints.native.is_native_dir(folder) else None)
+    if best is None or saved != best["step"]:
+        raise CheckpointError(f"{folder} holds step {saved}, but the best step of "
+                              f"{HISTORY_FILE} is {best and best['step']}; the weights "
+                              "of that step are gone (a folder copied in part?)")
+    checkpoints.load_task_weights(run.model, checkpoints.read_checkpoint(folder))
+    run.model_changed()
+    return {"metric": chosen.key, "step": best["step"], "epoch": best["epoch"],
+            "value": chosen.value(best)}
