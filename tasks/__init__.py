@@ -14,7 +14,7 @@ import dataclasses
 import importlib
 
 from albert_tf.registry import Registry
-from albert_tf.tasks.base import load_recipe, load_scratch_recipe, task_options
+from albert_tf.tasks.base import Recipes, task_options
 
 _LONG_INPUTS = "albert_tf.tasks.long_inputs:LongInputOptions"
 _SQUAD = "albert_tf.tasks.options:SquadOptions"
@@ -55,7 +55,7 @@ def _import_class(path):
 
 
 @dataclasses.dataclass(frozen=True)
-class Declaration:
+class Declaration(Recipes):
     """A built-in task before its module is imported: what a command's settings
     are resolved and checked with (`albert_tf.training.settings.resolve`: the
     recipes, the options), as `tasks.base.Task` has them."""
@@ -66,14 +66,6 @@ class Declaration:
     @property
     def options_class(self):
         return _import_class(self.options_path) if self.options_path else None
-
-    @property
-    def recipe(self):
-        return load_recipe(self.name)
-
-    @property
-    def scratch_recipe(self):
-        return load_scratch_recipe(self.recipe)
 
     def options(self, settings):
         return task_options(self.name, self.options_class, settings.task_options)

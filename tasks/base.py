@@ -93,7 +93,22 @@ def task_options(task_name, options_class, values):
     return options_class.from_dict(values)
 
 
-class Task(abc.ABC):
+class Recipes:
+    """A task's recipes by its `name`: a registered `Task` and a `tasks.Declaration`
+    (a built-in task before its module is imported) read them alike."""
+
+    @property
+    def recipe(self):
+        """The default `Recipe` (configs/finetune_recipes.json)."""
+        return load_recipe(self.name)
+
+    @property
+    def scratch_recipe(self):
+        """The `Recipe` of a run from random weights (the `from_scratch` block)."""
+        return load_scratch_recipe(self.recipe)
+
+
+class Task(Recipes, abc.ABC):
     """A task type's plug point: everything task-specific, for the generic layers.
 
     Subclasses set `name`, `eval_splits`, `test_splits` (and `options_class`
@@ -135,16 +150,6 @@ class Task(abc.ABC):
         losses and errors (`mse`, `baseline_mse`, `dev/loss`) no."""
         words = metric_name.rsplit("/", 1)[-1].lower().split("_")
         return not set(words) & LOWER_IS_BETTER
-
-    @property
-    def recipe(self):
-        """The default `Recipe` (configs/finetune_recipes.json)."""
-        return load_recipe(self.name)
-
-    @property
-    def scratch_recipe(self):
-        """The `Recipe` of a run from random weights (the `from_scratch` block)."""
-        return load_scratch_recipe(self.recipe)
 
     # On a task bound to a run (`bind`): its validated options and what the task
     # computed from the run's files (e.g. label statistics), kept for that run only.
