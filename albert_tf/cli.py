@@ -138,8 +138,9 @@ def check_arguments(argv, flag_values, required=()):
 @contextlib.contextmanager
 def user_errors(*error_types):
     """Turns OSError, ValueError, `albert_tf.errors.RunStopped`, a missing extra
-    (`albert_tf.extras.MissingExtra`) and `error_types` raised inside into `error: <message>` on stderr and exit status 1; Ctrl-C
-    outside training (which saves its step itself) into one line too."""
+    (`albert_tf.extras.MissingExtra`) and `error_types` raised inside into
+    `error: <message>` on stderr and exit status 1; Ctrl-C outside training
+    (which saves its step itself) into one line too."""
     try:
         yield
     except (OSError, ValueError, RunStopped, MissingExtra, *error_types) as e:

@@ -22,7 +22,7 @@ from albert_tf.config import preset_names
 from albert_tf.distillation.settings import DistillSettings
 from albert_tf.training import settings as settings_lib
 from albert_tf.training.settings import FinetuneSettings
-from albert_tf import tasks  # the registry (it imports no TensorFlow: --help and flag checks are quick)
+from albert_tf import tasks  # the registry: no TensorFlow, so --help and flag checks are quick
 
 FLAGS = flags.FLAGS
 cli.define_flags(DistillSettings, unset=settings_lib.RECIPE_FIELDS + ("data_dir", "task"),

@@ -22,7 +22,7 @@ from albert_tf.training import repeats
 from albert_tf.training import settings as settings_lib
 from albert_tf.training.run_folder import RESULTS_FILE
 from albert_tf.training.settings import FinetuneSettings
-from albert_tf import tasks  # the registry: each task's options become flags (it imports no TensorFlow)
+from albert_tf import tasks  # the registry (no TensorFlow): each task's options become flags
 
 FLAGS = flags.FLAGS
 cli.define_flags(FinetuneSettings, unset=settings_lib.RECIPE_FIELDS,

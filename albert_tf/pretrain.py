@@ -51,7 +51,8 @@ def main(argv):
     cli.quiet_tensorflow(FLAGS)
     with cli.user_errors():
         cli.check_arguments(argv, FLAGS, required=("input_files", "output_dir"))
-        run_command(cli.given_flags(cli.flag_names(PretrainSettings), FLAGS))  # (an alias sets its flag)
+        # An alias sets its flag.
+        run_command(cli.given_flags(cli.flag_names(PretrainSettings), FLAGS))
 
 
 if __name__ == "__main__":

@@ -25,7 +25,7 @@ from albert_tf import cli, extras
 from albert_tf.training import settings as settings_lib
 from albert_tf.training.settings import FinetuneSettings
 from albert_tf.tuning.settings import SETTINGS_FILE, SearchSettings
-from albert_tf import tasks  # the registry: each task's options become flags (it imports no TensorFlow)
+from albert_tf import tasks  # the registry (no TensorFlow): each task's options become flags
 
 FLAGS = flags.FLAGS
 cli.define_flags(SearchSettings)

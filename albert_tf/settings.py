@@ -98,7 +98,8 @@ def _type_error(kind, value):
     if kind is int:
         return None if isinstance(value, int) and not isinstance(value, bool) else "an integer"
     if kind is float:
-        ok = isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+        ok = (isinstance(value, (int, float)) and not isinstance(value, bool)
+              and math.isfinite(value))
         return None if ok else "a finite number"
     if kind is str:
         return None if isinstance(value, str) else "a string"

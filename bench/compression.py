@@ -181,7 +181,8 @@ def main():
     parser.add_argument("--student_model", default="albert_tiny",
                         help="The student: a preset or config file")
     parser.add_argument("--teacher_init", default=None,
-                        help="A pretrained checkpoint for the teacher (instead of --teacher_model).")
+                        help="A pretrained checkpoint for the teacher "
+                             "(instead of --teacher_model).")
     parser.add_argument("--vocab_file", default=os.path.join(
         ROOT, "tests", "fixtures", "spm", "albert_30k_clean.model"))
     parser.add_argument("--teacher_steps", type=int, default=400)

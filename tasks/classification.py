@@ -11,7 +11,8 @@ import numpy as np
 from albert_tf.models import AlbertClassifier
 from albert_tf.tasks import glue, long_inputs, metrics, register
 from albert_tf.tasks.base import Task
-from albert_tf.tasks.long_inputs import LongInputOptions, encode_pairs  # noqa: F401 (tasks import it here)
+# noqa: F401 below: tasks import these from here.
+from albert_tf.tasks.long_inputs import LongInputOptions, encode_pairs  # noqa: F401
 
 
 class GlueTask(Task):

@@ -23,7 +23,7 @@ from absl import app, flags  # noqa: E402
 from albert_tf import cli  # noqa: E402
 from albert_tf.export.settings import ExportSettings  # noqa: E402
 
-from albert_tf import tasks  # noqa: E402 - the registry: each task's export options become flags (no TensorFlow)
+from albert_tf import tasks  # noqa: E402 - the registry (no TensorFlow): export options as flags
 
 FLAGS = flags.FLAGS
 cli.define_flags(ExportSettings)

@@ -14,7 +14,8 @@ token), a CJK ideograph or punctuation mark weighs `P` for WordPiece (BERT's
 BasicTokenizer makes each a word: at least one token) and every other
 character 1; and at most `8 * (tokens + 1) * P` characters in all (a text
 mostly of whitespace); for WordPiece, at least 201 (a word of more than 200
-characters is one unknown token: a cut one stays that long). Why the cut changes no token that reaches the model:
+characters is one unknown token: a cut one stays that long). Why the cut
+changes no token that reaches the model:
 each of those tokens spells at most `P` of the characters counted, so the kept
 characters give at least `tokens + 1` tokens, and a cut can only change the
 tokens of the word it falls in, of which the last token (at most `P`

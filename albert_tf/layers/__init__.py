@@ -7,5 +7,5 @@ from albert_tf.layers.feedforward import FeedForwardBlock
 from albert_tf.layers.mlm_head import MaskedLMHead
 from albert_tf.layers.sop_head import SentenceOrderHead
 
-__all__ = ["AlbertEmbedding", "AlbertEncoder", "FeedForwardBlock", "MaskedLMHead", "SelfAttentionBlock",
-           "SentenceOrderHead"]
+__all__ = ["AlbertEmbedding", "AlbertEncoder", "FeedForwardBlock", "MaskedLMHead",
+           "SelfAttentionBlock", "SentenceOrderHead"]

@@ -6,8 +6,8 @@
         --vocab_size=N --output=DIR [--lowercase]
 
 `--type` is a registered vocabulary type (`albert_tf.tokenizer.base`) that
-has a trainer (`VocabularyType.train`; the command is `trainers.train`). SentencePiece writes PREFIX.model and
-PREFIX.vocab (settings: `training.ALBERT_TRAINER_OPTIONS`); each input line
+has a trainer (`VocabularyType.train`; the command is `trainers.train`).
+SentencePiece writes PREFIX.model and PREFIX.vocab (settings: `training.ALBERT_TRAINER_OPTIONS`); each input line
 goes through ALBERT's `preprocess_text` first. WordPiece writes DIR/vocab.txt ([PAD], [UNK], [CLS],
 [SEP], [MASK] first) and DIR/tokenizer_config.json (its casing), learnt from
 the words of BERT's `BasicTokenizer` (`wordpiece.training`); `--vocab_file=DIR`

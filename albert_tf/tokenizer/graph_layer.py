@@ -20,7 +20,8 @@ def accept_raw_inputs(layer):
 class StringLayer(VocabularyIds, keras.layers.Layer):
     """A Keras layer taking a string scalar or a `(batch_size,)` batch of
     strings and giving int32 outputs; the base of each vocabulary type's
-    in-graph tokenizer (`sentencepiece.layer.AlbertTokenizer`, `wordpiece.layer.WordPieceTokenizer`).
+    in-graph tokenizer (`sentencepiece.layer.AlbertTokenizer`,
+    `wordpiece.layer.WordPieceTokenizer`).
 
     A subclass gives `_tokenize(strings)` (ragged ids `(batch_size, None)` of a
     1-D batch) and `_tokenize_with_offsets(strings)` (those ids and their

@@ -264,9 +264,10 @@ class LossRiseWarning(keras.callbacks.Callback):
     The loss is averaged over windows of `window` steps; when `stretch`
     windows in a row average more than `factor` x the lowest window so far
     and at least `min_rise` above it (near zero, batches of a well-fitted set
-    differ by more than a factor), the run is probably not learning (a learning rate too high for the
-    weights, e.g. a fine-tuning recipe on random weights or the reverse):
-    said while training, not found afterwards. A new lowest window re-arms it.
+    differ by more than a factor), the run is probably not learning (a
+    learning rate too high for the weights, e.g. a fine-tuning recipe on
+    random weights or the reverse): said while training, not found
+    afterwards. A new lowest window re-arms it.
     """
 
     def __init__(self, window=20, stretch=3, factor=1.2, min_rise=0.1, warn=None):
