@@ -5,14 +5,16 @@ sentence (pair) classification and regression: fine-tuning runs it over
 numpy (eagerly) to featurize every split, and the exported SavedModel runs
 it in its graph, so training, evaluation and serving see the same windows.
 `window_mean` averages the windows' outputs back to one row per text, in
-evaluation on the host and in the served graph alike.
+evaluation on the host and in the served graph alike. `window_plan` is the
+closed form of sliding windows that `WindowPacker` and SQuAD's document
+windows (`albert_tf.export.squad.windows`) share.
 
 The windows of one text (a budget of `m = max_seq_length - 2` tokens, `- 3`
 for a pair):
 
 - One segment of `n` tokens: window k holds tokens `[k * step, k * step + m)`
-  (the last one shorter), `1 + ceil(max(n - m, 0) / step)` windows, as
-  SQuAD's document windows count them (`albert_tf.export.squad.windows`).
+  (the last one shorter), `1 + ceil(max(n - m, 0) / step)` windows
+  (`window_plan`).
 - A pair: the longer segment is windowed (`b` when they are equally long, as
   the reference truncation trims `b` first) and the shorter one is repeated
   whole in every window, cut to half the budget if it is longer than that;

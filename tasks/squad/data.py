@@ -2,8 +2,10 @@
 
 `featurize` builds the windows `[CLS] question [SEP] context-window [SEP]` of
 google-research/albert `squad_utils.py` (`convert_examples_to_features`):
-same windows, labels and p_mask. Text meets tokens differently: through
-`HostTokenizer.encode_with_offsets` (exact character offsets) instead of the
+same windows, labels and p_mask; the windows and their token arrays are the
+served graph's (`albert_tf.export.squad.windows.make_windows`, run eagerly),
+the labels numpy over its window plan. Text meets tokens through
+`HostTokenizer.encode_with_offsets` (exact character offsets), not the
 reference's longest-common-subsequence alignment (which drops an example when
 under 80% of its characters align); an answer maps to the first through last
 token overlapping it, so "1990" of "1990,", accents, runs of spaces and <unk>
@@ -165,9 +167,7 @@ def answer_char_span(context, text, char_start):
 Window = collections.namedtuple("Window", ["question_index", "doc_start", "doc_length",
                                            "query_length"])
 _Context = collections.namedtuple("_Context", ["ids", "starts", "ends"])
-# Questions a `make_windows` call: its eager ops' fixed cost vanishes over thousands,
-# and its (windows, max_seq_length) temporaries stay a few tens of megabytes.
-_CHUNK = 4096
+_CHUNK = 4096  # questions a `make_windows` call: little fixed cost, temporaries of ~10 MB
 
 
 def _tokenize_contexts(examples, tokenizer):
@@ -233,8 +233,8 @@ def _questions(kept, chars, contexts, queries):
     query_lengths = np.fromiter(map(len, queries), np.int64, len(queries))
     query = np.fromiter(itertools.chain.from_iterable(queries), np.int32,
                         int(query_lengths.sum()))
-    context = tuple(np.concatenate([getattr(c, name) for c in contexts] or [[]]).astype(
-        np.int32) for name in _Context._fields)
+    context = tuple(np.concatenate([getattr(c, name) for c in contexts] or [np.zeros(0, np.int32)])
+                    for name in _Context._fields)
     context_lengths = np.fromiter((len(c.ids) for c in contexts), np.int64, len(contexts))
     spans = np.array([c or (-1, -1) for c in chars], np.int64).reshape(-1, 2)
     return _Questions(np.array(kept, np.int64), query, query_lengths, context, context_lengths,

@@ -1,7 +1,8 @@
 """SQuAD v1.1 (`squad`) and v2.0 (`squad_v2`): extractive question answering.
 
-The data, windowing and decoding are the small pure functions of
-`tasks.squad.data` and `tasks.squad.postprocess`; the metrics are the
+The data and decoding are the small pure functions of `tasks.squad.data`
+(its windows those of the served graph, `albert_tf.export.squad.windows`) and
+`tasks.squad.postprocess`; the metrics are the
 official scripts' (`tasks.squad.evaluate`). For v2.0 the no-answer threshold is
 chosen on questions held out of the training set (by a hash of their id),
 and the dev set is reported at that threshold; the official script's

@@ -126,18 +126,24 @@ def make_windows(query, context, max_seq_length, doc_stride, specials, min_lengt
     c1 = c0 + plan.length[:, None]  # the final [SEP]
     length = padded_length(c1[:, 0] + 1, max_seq_length, min_length)
     p = tf.range(length)[None, :]  # (1, length)
-    is_query = (p >= 1) & (p <= q)
+    in_sequence = p <= c1
+    padding_mask = tf.cast(in_sequence, tf.int32)
+    is_cls = tf.cast(p == 0, tf.int32)
     is_context = (p >= c0) & (p < c1)
-    query_index = tf.gather(tf.cast(query.row_splits, tf.int32), plan.row)[:, None] + p - 1
-    context_index = (tf.gather(context_splits, plan.row) + plan.start)[:, None] + p - c0
-    token_ids = tf.where(is_query, take(query.flat_values, query_index, is_query, pad_id),
-                         take(context.flat_values, context_index, is_context, pad_id))
-    token_ids = tf.where(p == 0, cls_id, tf.where((p == c0 - 1) | (p == c1), sep_id, token_ids))
+    # Every id from one table, [context ids, query ids, [CLS], [SEP], pad]: a
+    # context, query or special position's index there, then one gather.
+    table = tf.concat([context.flat_values, query.flat_values, [cls_id, sep_id, pad_id]], 0)
+    context_index = (tf.gather(context_splits, plan.row) + plan.start)[:, None] - c0 + p
+    query_index = (tf.size(context.flat_values) - 1
+                   + tf.gather(tf.cast(query.row_splits, tf.int32), plan.row))[:, None] + p
+    special = tf.size(table) - 1 - is_cls - padding_mask  # [CLS], [SEP], pad
+    token_ids = tf.gather(table, tf.where(is_context, context_index, tf.where(
+        (p >= 1) & (p <= q), query_index, special)))
     inputs = {"token_ids": token_ids,
-              "segment_ids": tf.cast((p >= c0) & (p <= c1), tf.int32),  # final [SEP] too
-              "padding_mask": tf.cast(p <= c1, tf.int32),
-              "p_mask": tf.cast(~((p == 0) | is_context), tf.int32)}  # [CLS]: no answer
-    is_max = is_context & (take(best_k, context_index, is_context, -1) == plan.k[:, None])
+              "segment_ids": tf.cast((p >= c0) & in_sequence, tf.int32),  # final [SEP] too
+              "padding_mask": padding_mask,
+              "p_mask": 1 - is_cls - tf.cast(is_context, tf.int32)}  # [CLS]: no answer
+    is_max = take(best_k, context_index, is_context, -1) == plan.k[:, None]
     return Windows(inputs=inputs, question=plan.row, doc_start=plan.start,
                    doc_length=plan.length,
                    context_token=tf.where(is_context, context_index, -1), is_max_context=is_max)
