@@ -22,7 +22,7 @@ import numpy as np
 import tensorflow as tf
 
 from albert_tf.data.features import Features
-from albert_tf.export.squad.windows import make_windows
+from albert_tf.export.squad.windows import count_windows, make_windows
 from albert_tf.io_utils import read_json
 
 log = logging.getLogger(__name__)
@@ -167,6 +167,9 @@ def answer_char_span(context, text, char_start):
 Window = collections.namedtuple("Window", ["question_index", "doc_start", "doc_length",
                                            "query_length"])
 _Context = collections.namedtuple("_Context", ["ids", "starts", "ends"])
+_TOKEN_ARRAYS = (("token_ids", np.int32), ("segment_ids", np.int32), ("p_mask", np.int32),
+                 ("token_start_char", np.int32), ("token_end_char", np.int32),
+                 ("token_is_max_context", np.int8))
 _CHUNK = 4096  # questions a `make_windows` call: little fixed cost, temporaries of ~10 MB
 
 
@@ -315,41 +318,42 @@ def featurize(examples, tokenizer, max_seq_length=384, doc_stride=128, max_query
 
 
 def _windows(questions, tokenizer, max_seq_length, doc_stride):
-    """`make_windows` over the questions, `_CHUNK` at a time: the (N, L) arrays, and
-    per window its question `row`, `doc_start`, `doc_length` (numpy)."""
+    """`make_windows` over the questions, `_CHUNK` at a time: `(arrays, row, doc_start,
+    doc_length)`, the (N, L) arrays and per window its question, first context token
+    and number of them (numpy). Each chunk is copied into place while in cache."""
     specials = (tokenizer.cls_id, tokenizer.sep_id, tokenizer.pad_id)
     query_splits, context_splits = (np.concatenate([[0], np.cumsum(lengths)]) for lengths in (
         questions.query_lengths, questions.context_lengths))
-    parts = collections.defaultdict(list)
+    first = np.concatenate([[0], np.cumsum(count_windows(
+        questions.query_lengths, questions.context_lengths, max_seq_length, doc_stride))])
+    out = {name: np.empty((first[-1], max_seq_length), dtype) for name, dtype in _TOKEN_ARRAYS}
+    plans = collections.defaultdict(list)
     for begin in range(0, max(len(questions.index), 1), _CHUNK):
         end = min(begin + _CHUNK, len(questions.index))
-        query, context = (
-            tf.RaggedTensor.from_row_lengths(values[splits[begin]:splits[end]],
-                                             lengths[begin:end])
-            for values, lengths, splits in (
+        query, context = (tf.RaggedTensor.from_row_lengths(
+            values[splits[begin]:splits[end]], lengths[begin:end]) for values, lengths, splits in (
                 (questions.query, questions.query_lengths, query_splits),
                 (questions.context[0], questions.context_lengths, context_splits)))
         windows = make_windows(query, context, max_seq_length, doc_stride, specials,
                                min_length=max_seq_length)
-        # np.asarray: views of the tensors (the concatenation below copies them once).
+        rows = slice(first[begin], first[end])
         for name in ("token_ids", "segment_ids", "p_mask"):
-            parts[name].append(np.asarray(windows.inputs[name]))
+            out[name][rows] = windows.inputs[name]
         at = np.asarray(windows.context_token)  # -1 outside the context: the appended -1
         for name, chars in zip(("token_start_char", "token_end_char"), questions.context[1:]):
-            parts[name].append(np.take(np.append(
-                chars[context_splits[begin]:context_splits[end]], np.int32(-1)), at))
-        parts["token_is_max_context"].append(np.asarray(windows.is_max_context).view(np.int8))
-        parts["row"].append(np.asarray(windows.question) + begin)
-        parts["doc_start"].append(np.asarray(windows.doc_start))
-        parts["doc_length"].append(np.asarray(windows.doc_length))
-    return {name: np.concatenate(arrays) for name, arrays in parts.items()}
+            np.take(np.append(chars[context_splits[begin]:context_splits[end]], np.int32(-1)),
+                    at, out=out[name][rows])
+        out["token_is_max_context"][rows] = np.asarray(windows.is_max_context)
+        plans["row"].append(np.asarray(windows.question) + begin)
+        plans["doc_start"].append(np.asarray(windows.doc_start))
+        plans["doc_length"].append(np.asarray(windows.doc_length))
+    return out, *(np.concatenate(plans[name]) for name in ("row", "doc_start", "doc_length"))
 
 
 def _assemble(questions, tokenizer, max_seq_length, doc_stride, is_training):
     """`(Features, windows)`: the windows' arrays and the reference's labels (the
     answer's tokens in window coordinates; [CLS] when not entirely inside)."""
-    arrays = _windows(questions, tokenizer, max_seq_length, doc_stride)
-    row, start, length = arrays.pop("row"), arrays.pop("doc_start"), arrays.pop("doc_length")
+    arrays, row, start, length = _windows(questions, tokenizer, max_seq_length, doc_stride)
     query_length = questions.query_lengths[row]
     first, last = questions.first[row], questions.last[row]
     inside = (first >= 0) & (start <= first) & (last < start + length)

@@ -71,6 +71,13 @@ def _plan(num_query, num_context, max_seq_length, doc_stride):
     return _Plan(max_tokens, step, count, row, k, start, length)
 
 
+def count_windows(num_query, num_context, max_seq_length, doc_stride):
+    """int32 (B,): how many windows `make_windows` gives each question, from the
+    numbers of query and context tokens (B,)."""
+    return _plan(tf.cast(num_query, tf.int32), tf.cast(num_context, tf.int32), max_seq_length,
+                 doc_stride).count
+
+
 def _score(position, start, length):
     """The reference's max-context score of a token in a window, in float64 as its
     Python floats; -inf where the window does not hold the token."""
