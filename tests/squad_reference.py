@@ -5,18 +5,14 @@ window in Python and numpy, as google-research/albert `squad_utils.py`
 (`convert_examples_to_features`) does: `doc_windows` its loop over document
 spans, `max_context` its `_check_is_max_context`, `answer_token_span` the
 first and last token overlapping an answer. It reads the examples and answers
-as `featurize` does (`_tokenize_contexts`, `answer_char_span`); only the
+as `featurize` does (`_tokenize_contexts`, `_answer_chars`); only the
 windows, their token arrays and labels are its own.
 """
-
-import logging
 
 import numpy as np
 
 from albert_tf.data.features import Features
-from albert_tf.tasks.squad.data import Window, _tokenize_contexts, answer_char_span
-
-log = logging.getLogger(__name__)
+from albert_tf.tasks.squad.data import Window, _answer_chars, _Skip, _tokenize_contexts
 
 _TOKEN_ARRAYS = {"token_ids": np.int32, "segment_ids": np.int32, "p_mask": np.int32,
                  "token_start_char": np.int32, "token_end_char": np.int32,
@@ -62,17 +58,12 @@ def answer_token_span(starts, ends, char_start, char_end):
 
 def _answer(example, context, is_training):
     """`(first, last)` context token of the first answer, None, or "skip"."""
-    if example.is_impossible or not example.answers:
-        if is_training and not example.is_impossible:
-            raise ValueError(f"question {example.qid!r} has no answer and is not marked "
-                             "is_impossible; training needs one or the other")
-        return None
-    text, start = example.answers[0]
-    span = answer_char_span(example.context, text, start)
-    if span is None and is_training:
+    try:
+        chars = _answer_chars(example, is_training)
+    except _Skip:
         return "skip"
-    tokens = answer_token_span(context.starts, context.ends, *(span or (start, start + len(text))))
-    return "skip" if tokens is None and is_training else tokens
+    tokens = None if chars is None else answer_token_span(context.starts, context.ends, *chars)
+    return "skip" if chars is not None and tokens is None and is_training else tokens
 
 
 def _labels(answer, window, query_length):
