@@ -14,9 +14,10 @@ import os
 import numpy as np
 import pytest
 
+import squad_reference
 from conftest import FIXTURES
-from albert_tf.tasks.squad.data import (SquadExample, answer_char_span, doc_windows, featurize,
-                              max_context, read_squad)
+from albert_tf.tasks.squad.data import SquadExample, answer_char_span, featurize, read_squad
+from squad_reference import doc_windows, max_context
 
 DATA = os.path.join(FIXTURES, "squad_data")
 SPM = os.path.join(FIXTURES, "spm", "albert_30k_clean.model")
@@ -293,3 +294,79 @@ def test_bad_settings(tokenizer):
         featurize([], tokenizer, max_seq_length=10, max_query_length=7)
     with pytest.raises(ValueError, match="doc_stride=0 must be >= 1"):
         featurize([], tokenizer, doc_stride=0)
+
+
+# -- The graph's windows against the host reference -------------------------------
+
+def _assert_same(got, expected):
+    (features, windows), (ref_features, ref_windows) = got, expected
+    assert list(features.arrays) == list(ref_features.arrays) and windows == ref_windows
+    for name, array in ref_features.arrays.items():
+        assert features.arrays[name].dtype == array.dtype, name
+        assert np.array_equal(features.arrays[name], array), name
+    assert features.lengths.dtype == ref_features.lengths.dtype
+    assert np.array_equal(features.lengths, ref_features.lengths)
+    assert features.label_keys == ref_features.label_keys
+
+
+def _varied_examples():
+    """Short and long contexts, an empty one, long questions, answers at the start,
+    the end and across window edges, unanswerable and misplaced ones."""
+    words = LONG.split()
+    examples = [SquadExample("empty", "Why is there nothing here at all?", "", is_impossible=True),
+                SquadExample("none", "Which queen ruled the city?", LONG, is_impossible=True),
+                SquadExample("short", "Who?", "Anna.", (("Anna", 0),)),
+                # An answer on no token (a lone accent; training skips it) and one
+                # that is not where the file says (training skips it too).
+                SquadExample("accent", "Which mark?", "a \u0301 b", (("\u0301", 2),)),
+                SquadExample("far", "Where?", "Short one.", (("nowhere", 40),))]
+    for n, (first, count) in enumerate([(0, 1), (len(words) - 2, 2), (7, 5), (30, 12),
+                                        (55, 3), (61, 9), (90, 1)]):
+        start = len(" ".join(words[:first])) + (first > 0)
+        answer = " ".join(words[first:first + count])
+        question = " ".join(words[n:n + 3 + 4 * n]) + "?"  # up to 27 words: cut
+        examples.append(SquadExample(f"a{n}", question, LONG, ((answer, start),)))
+    return examples
+
+
+@pytest.mark.parametrize("max_seq_length,doc_stride,max_query_length", [
+    (40, 11, 5), (32, 3, 8), (24, 50, 4), (64, 16, 20), (384, 128, 64)])
+@pytest.mark.parametrize("is_training", [False, True])
+def test_features_equal_the_host_reference(tokenizer, max_seq_length, doc_stride,
+                                           max_query_length, is_training):
+    examples = _varied_examples()
+    options = dict(max_seq_length=max_seq_length, doc_stride=doc_stride,
+                   max_query_length=max_query_length, is_training=is_training)
+    got = featurize(examples, tokenizer, **options)
+    assert len(got[1]) > len(examples) or max_seq_length == 384  # several windows each
+    _assert_same(got, squad_reference.featurize(examples, tokenizer, **options))
+
+
+def test_features_equal_the_host_reference_in_chunks(tokenizer, monkeypatch):
+    from albert_tf.tasks.squad import data
+
+    examples = read_squad(os.path.join(DATA, "v1.json")) + _varied_examples()
+    monkeypatch.setattr(data, "_CHUNK", 3)  # windows built 3 questions at a time
+    got = featurize(examples, tokenizer, max_seq_length=32, doc_stride=7, max_query_length=6)
+    _assert_same(got, squad_reference.featurize(examples, tokenizer, max_seq_length=32,
+                                                doc_stride=7, max_query_length=6))
+
+
+def test_max_context_closed_form_equals_the_reference_scores():
+    """Random context and query lengths, strides below and above the window."""
+    import tensorflow as tf
+
+    from albert_tf.export.squad import windows
+
+    rng = np.random.default_rng(0)
+    for max_seq_length, stride in [(40, 7), (64, 13), (384, 128), (30, 100), (110, 1)]:
+        query = rng.integers(0, max_seq_length - 3, 60)
+        context = rng.integers(0, 3 * max_seq_length, 60)
+        plan = windows._plan(tf.constant(query, tf.int32), tf.constant(context, tf.int32),
+                             max_seq_length, stride)
+        splits = tf.constant(np.concatenate([[0], np.cumsum(context)]), tf.int32)
+        best = np.split(windows._max_context_window(plan, tf.constant(context, tf.int32),
+                                                    splits).numpy(), np.cumsum(context)[:-1])
+        for q, n, got in zip(query, context, best):
+            spans = doc_windows(int(n), max_seq_length - int(q) - 3, stride)
+            assert got.tolist() == np.argmax(max_context(spans, int(n)), axis=0).tolist()

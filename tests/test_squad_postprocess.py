@@ -18,9 +18,10 @@ import pytest
 from albert_tf.data.features import Features
 from conftest import FIXTURES
 from albert_tf.tasks.squad import evaluate as squad_eval
-from albert_tf.tasks.squad.data import SquadExample, featurize, max_context, read_squad
+from albert_tf.tasks.squad.data import SquadExample, featurize, read_squad
 from albert_tf.tasks.squad.postprocess import (apply_threshold, best_null_threshold, decode_spans,
                                      write_prediction_files)
+from squad_reference import max_context
 
 CONTEXT = "zero one two three four five"
 LENGTH, C0 = 9, 3  # window length; first context position

@@ -50,6 +50,13 @@ def _as_ragged(ids, name):
     return tf.cast(ids, tf.int32), False
 
 
+def take(values, index, valid, fill):
+    """`values[index]` where `valid`, else `fill` (safe for empty `values`): the
+    gather that places ids (and their offsets) in windows, and decoding reads back."""
+    padded = tf.concat([values, tf.fill([1], tf.cast(fill, values.dtype))], 0)
+    return tf.gather(padded, tf.where(valid, index, tf.size(values)))
+
+
 def _first(ids, keep):
     """The first `keep[r]` ids of each row r of ragged `ids` (`keep[r]` <= its length).
 

@@ -5,14 +5,16 @@ sentence (pair) classification and regression: fine-tuning runs it over
 numpy (eagerly) to featurize every split, and the exported SavedModel runs
 it in its graph, so training, evaluation and serving see the same windows.
 `window_mean` averages the windows' outputs back to one row per text, in
-evaluation on the host and in the served graph alike.
+evaluation on the host and in the served graph alike. `window_plan` is the
+closed form of sliding windows that `WindowPacker` and SQuAD's document
+windows (`albert_tf.export.squad.windows`) share.
 
 The windows of one text (a budget of `m = max_seq_length - 2` tokens, `- 3`
 for a pair):
 
 - One segment of `n` tokens: window k holds tokens `[k * step, k * step + m)`
-  (the last one shorter), `1 + ceil(max(n - m, 0) / step)` windows, as
-  SQuAD's document windows count them (`albert_tf.export.squad.windows`).
+  (the last one shorter), `1 + ceil(max(n - m, 0) / step)` windows
+  (`window_plan`).
 - A pair: the longer segment is windowed (`b` when they are equally long, as
   the reference truncation trims `b` first) and the shorter one is repeated
   whole in every window, cut to half the budget if it is longer than that;
@@ -26,13 +28,24 @@ A text that fits is one window equal to `SegmentPacker`'s packing of it.
 import keras
 import tensorflow as tf
 
-from albert_tf.tokenizer.packing import Packer, _as_ragged, _check_length
+from albert_tf.tokenizer.packing import Packer, _as_ragged, _check_length, take
 
 
-def _take(values, index, valid, fill):
-    """`values[index]` where `valid`, else `fill` (safe for empty `values`)."""
-    padded = tf.concat([values, tf.fill([1], tf.cast(fill, values.dtype))], 0)
-    return tf.gather(padded, tf.where(valid, index, tf.size(values)))
+def window_plan(num_tokens, room, step):
+    """The sliding windows of texts of `num_tokens` (B,) tokens, `room` (B,) tokens
+    a window, starts `step` (B,) apart (`0 < step <= room`), in closed form.
+
+    Returns:
+        `(count, text, k, start, length)`: `count` (B,) windows per text (one,
+        empty, for no tokens); per window (W,), its text (ascending), its rank
+        k in the text, its first token `k * step` and its number of tokens.
+    """
+    count = 1 + (tf.maximum(num_tokens - room, 0) + step - 1) // step
+    text = tf.repeat(tf.range(tf.size(count)), count)
+    k = tf.range(tf.size(text)) - tf.gather(tf.math.cumsum(count, exclusive=True), text)
+    start = k * tf.gather(step, text)
+    length = tf.minimum(tf.gather(num_tokens, text) - start, tf.gather(room, text))
+    return count, text, k, start, length
 
 
 def window_mean(values, text, num_texts):
@@ -88,12 +101,7 @@ class WindowPacker(Packer):
         keep = tf.where(len_a + len_b <= budget, fixed, tf.minimum(fixed, budget // 2))
         room = budget - keep  # >= 1
         step = tf.minimum(room, self.stride) if self.stride else tf.maximum(room // 2, 1)
-        count = 1 + (tf.maximum(windowed - room, 0) + step - 1) // step
-        # Per window (W,).
-        text = tf.repeat(tf.range(tf.size(count)), count)
-        k = tf.range(tf.size(text)) - tf.gather(tf.math.cumsum(count, exclusive=True), text)
-        start = k * tf.gather(step, text)
-        length = tf.minimum(tf.gather(windowed, text) - start, tf.gather(room, text))
+        _, text, _, start, length = window_plan(windowed, room, step)  # per window (W,)
         keep_w, is_a = tf.gather(keep, text), tf.gather(window_a, text)
         a_start, a_len = tf.where(is_a, start, 0), tf.where(is_a, length, keep_w)
         b_start, b_len = tf.where(is_a, 0, start), tf.where(is_a, keep_w, length)
@@ -107,12 +115,12 @@ class WindowPacker(Packer):
         last = sep_a + b_len + 1 if pair else sep_a
         in_a = (p >= 1) & (p <= a_len)
         a_index = (tf.gather(tf.cast(a.row_splits, tf.int32), text) + a_start)[:, None] + p - 1
-        token_ids = _take(a.flat_values, a_index, in_a, self.pad_id)
+        token_ids = take(a.flat_values, a_index, in_a, self.pad_id)
         if pair:
             in_b = (p > sep_a) & (p < last)
             b_index = ((tf.gather(tf.cast(b.row_splits, tf.int32), text) + b_start)[:, None]
                        + p - sep_a - 1)
-            token_ids = tf.where(in_b, _take(b.flat_values, b_index, in_b, self.pad_id),
+            token_ids = tf.where(in_b, take(b.flat_values, b_index, in_b, self.pad_id),
                                  token_ids)
         token_ids = tf.where(p == 0, self.cls_id,
                              tf.where((p == sep_a) | (p == last), self.sep_id, token_ids))

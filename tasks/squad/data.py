@@ -2,8 +2,10 @@
 
 `featurize` builds the windows `[CLS] question [SEP] context-window [SEP]` of
 google-research/albert `squad_utils.py` (`convert_examples_to_features`):
-same windows, labels and p_mask. Text meets tokens differently: through
-`HostTokenizer.encode_with_offsets` (exact character offsets) instead of the
+same windows, labels and p_mask; the windows and their token arrays are the
+served graph's (`albert_tf.export.squad.windows.make_windows`, run eagerly),
+the labels numpy over its window plan. Text meets tokens through
+`HostTokenizer.encode_with_offsets` (exact character offsets), not the
 reference's longest-common-subsequence alignment (which drops an example when
 under 80% of its characters align); an answer maps to the first through last
 token overlapping it, so "1990" of "1990,", accents, runs of spaces and <unk>
@@ -12,13 +14,16 @@ characters all map. Decoding reads only the arrays (the engine caches them).
 
 import collections
 import dataclasses
+import itertools
 import logging
 import re
 
 import numpy as np
+import tensorflow as tf
 
-from albert_tf.io_utils import read_json
 from albert_tf.data.features import Features
+from albert_tf.export.squad.windows import count_windows, make_windows
+from albert_tf.io_utils import read_json
 
 log = logging.getLogger(__name__)
 
@@ -136,7 +141,7 @@ def read_squad(path, allow_unplaced=False):
     return examples
 
 
-# -- Answers and windows --------------------------------------------------------
+# -- Answers ---------------------------------------------------------------------
 
 def answer_char_span(context, text, char_start):
     """`[start, end)` of answer `text` at `char_start` of `context`, or None.
@@ -157,52 +162,15 @@ def answer_char_span(context, text, char_start):
     return found.start() + len(matched) - len(matched.lstrip()), found.end()
 
 
-def answer_token_span(starts, ends, char_start, char_end):
-    """`(first, last)` token whose span `[starts[i], ends[i])` overlaps the answer; or None."""
-    hit = np.flatnonzero((ends > char_start) & (starts < char_end))
-    return (int(hit[0]), int(hit[-1])) if hit.size else None
-
-
-def doc_windows(num_tokens, max_tokens, doc_stride):
-    """`[(start, length)]`: the reference's sliding windows over the context tokens.
-
-    Each window takes up to `max_tokens`; the next starts `doc_stride` later,
-    until one reaches the end. An empty context still gets one empty window,
-    so that every question is predicted (as unanswerable).
-    """
-    windows, start = [], 0
-    while True:
-        length = min(num_tokens - start, max_tokens)
-        windows.append((start, length))
-        if start + length >= num_tokens:
-            return windows
-        start += min(length, doc_stride)
-
-
-def max_context(windows, num_tokens):
-    """`(num_windows, num_tokens)` bool: window w is where token t has most context.
-
-    The reference's `_check_is_max_context`: score min(left, right context)
-    + 0.01 * window length; the first window wins a tie.
-    """
-    starts = np.array([s for s, _ in windows])[:, None]
-    lengths = np.array([n for _, n in windows])[:, None]
-    position = np.arange(num_tokens)[None, :]
-    left, right = position - starts, starts + lengths - 1 - position
-    score = np.where((left >= 0) & (right >= 0), np.minimum(left, right) + 0.01 * lengths,
-                     -np.inf)
-    return np.argmax(score, axis=0)[None, :] == np.arange(len(windows))[:, None]
-
-
 # -- Featurization --------------------------------------------------------------
 
 Window = collections.namedtuple("Window", ["question_index", "doc_start", "doc_length",
                                            "query_length"])
 _Context = collections.namedtuple("_Context", ["ids", "starts", "ends"])
-_TOKEN_ARRAYS = {"token_ids": np.int32, "segment_ids": np.int32, "p_mask": np.int32,
-                 "token_start_char": np.int32, "token_end_char": np.int32,
-                 "token_is_max_context": np.int8}
-_WINDOW_ARRAYS = ("start_positions", "end_positions", "is_impossible", "question_index")
+_TOKEN_ARRAYS = (("token_ids", np.int32), ("segment_ids", np.int32), ("p_mask", np.int32),
+                 ("token_start_char", np.int32), ("token_end_char", np.int32),
+                 ("token_is_max_context", np.int8))
+_CHUNK = 4096  # questions a `make_windows` call: little fixed cost, temporaries of ~10 MB
 
 
 def _tokenize_contexts(examples, tokenizer):
@@ -219,11 +187,12 @@ class _Skip(Exception):
     """A training example left out (logged with the reason)."""
 
 
-def _answer_tokens(example, context, is_training):
-    """`(first, last)` context token of the first answer; None when unanswerable.
+def _answer_chars(example, is_training):
+    """`(start, end)` characters of the first answer; None when unanswerable.
 
-    Raises `_Skip` for a training answer that is not where the file says, or
-    that covers no token (e.g. only whitespace).
+    Raises `_Skip` for a training answer that is not where the file says.
+    Evaluation keeps such an example (its labels only feed eval losses), with
+    the file's span as given.
     """
     if example.is_impossible or not example.answers:
         if is_training and not example.is_impossible:
@@ -235,39 +204,45 @@ def _answer_tokens(example, context, is_training):
     if span is None and is_training:
         raise _Skip(f"question {example.qid!r}: answer {text!r} is not at character "
                     f"{start} of its context ({example.context[start:start + len(text)]!r})")
-    # Evaluation keeps such an example (its labels only feed eval losses), with
-    # the file's span as given.
-    tokens = answer_token_span(context.starts, context.ends, *(span or (start, start + len(text))))
-    if tokens is None and is_training:
-        raise _Skip(f"question {example.qid!r}: answer {text!r} covers no token")
-    return tokens
+    return span or (start, start + len(text))
 
 
-def _labels(answer, window, query_length):
-    """(start, end, is_impossible) in window coordinates; [CLS] when not inside it."""
-    start, length = window
-    if answer is None or not (start <= answer[0] and answer[1] < start + length):
-        return 0, 0, 1
-    offset = query_length + 2 - start
-    return answer[0] + offset, answer[1] + offset, 0
+def _answer_tokens(chars, starts, ends, lengths):
+    """`(first, last)` (B,): each question's first and last context token whose span
+    `[start, end)` overlaps its answer's characters `chars` (B, 2); -1 where none.
+    `starts`, `ends`: the flat spans of each question's context tokens."""
+    splits = np.concatenate([[0], np.cumsum(lengths)])
+    row = np.repeat(np.arange(len(lengths)), lengths)
+    hit = np.flatnonzero((ends > chars[row, 0]) & (starts < chars[row, 1]))
+    hit_row = row[hit]
+    first, last = np.full(len(lengths), -1), np.full(len(lengths), -1)
+    opens = np.diff(hit_row, prepend=-1) != 0  # hits ascend: a row's first and last
+    closes = np.diff(hit_row, append=len(lengths)) != 0
+    first[hit_row[opens]] = hit[opens] - splits[hit_row[opens]]
+    last[hit_row[closes]] = hit[closes] - splits[hit_row[closes]]
+    return first, last
 
 
-def _fill(arrays, row, query, context, window, is_max, sep_id):
-    """Writes window `row` ([CLS] already there) and returns its length in tokens:
-    [CLS] query [SEP] context[start:start+length] [SEP]."""
-    start, length = window
-    c0 = len(query) + 2
-    c1 = c0 + length
-    arrays["token_ids"][row, 1:c0 - 1] = query
-    arrays["token_ids"][row, c0:c1] = context.ids[start:start + length]
-    arrays["token_ids"][row, [c0 - 1, c1]] = sep_id
-    arrays["segment_ids"][row, c0:c1 + 1] = 1  # the final [SEP] is segment 1, as BERT's
-    arrays["p_mask"][row, 0] = 0                # [CLS]: the no-answer position
-    arrays["p_mask"][row, c0:c1] = 0
-    arrays["token_start_char"][row, c0:c1] = context.starts[start:start + length]
-    arrays["token_end_char"][row, c0:c1] = context.ends[start:start + length]
-    arrays["token_is_max_context"][row, c0:c1] = is_max[start:start + length]
-    return c1 + 1
+_Questions = collections.namedtuple("_Questions", ["index", "query", "query_lengths", "context",
+                                                   "context_lengths", "first", "last", "answered"])
+
+
+def _questions(kept, chars, contexts, queries):
+    """The questions that get windows (B), as flat arrays: `index` (B,) the examples
+    `kept`; `query`, `query_lengths` their (cut) ids `queries`; `context` `(ids, starts,
+    ends)`, `context_lengths` of their `contexts`; `first`, `last` (B,) the tokens of
+    their answers' characters `chars` (`(start, end)` or None; -1: no token);
+    `answered` (B,): an answer was given."""
+    query_lengths = np.fromiter(map(len, queries), np.int64, len(queries))
+    query = np.fromiter(itertools.chain.from_iterable(queries), np.int32,
+                        int(query_lengths.sum()))
+    context = tuple(np.concatenate([getattr(c, name) for c in contexts] or [np.zeros(0, np.int32)])
+                    for name in _Context._fields)
+    context_lengths = np.fromiter((len(c.ids) for c in contexts), np.int64, len(contexts))
+    spans = np.array([c or (-1, -1) for c in chars], np.int64).reshape(-1, 2)
+    return _Questions(np.array(kept, np.int64), query, query_lengths, context, context_lengths,
+                      *_answer_tokens(spans, *context[1:], context_lengths),
+                      np.array([c is not None for c in chars], bool))
 
 
 def featurize(examples, tokenizer, max_seq_length=384, doc_stride=128, max_query_length=64,
@@ -279,14 +254,16 @@ def featurize(examples, tokenizer, max_seq_length=384, doc_stride=128, max_query
         max_seq_length: window length in tokens; max_query_length: questions
             are cut to this many tokens; doc_stride: tokens between windows.
         is_training: training labels the first answer (the reference demands
-            exactly one); an example whose answer is not at its `answer_start`
-            is logged and skipped (as BERT's `read_squad_examples`; ALBERT's
-            reference does not check). Without it, every example gets windows
-            and the same label arrays (from the first answer, as the file
-            places it; (0, 0, 1) where there is none), for eval losses.
+            exactly one); an example whose answer is not at its `answer_start`,
+            or covers no token (e.g. only whitespace), is logged and skipped (as
+            BERT's `read_squad_examples`). Without it, every example gets windows
+            and the same labels (from the first answer, as the file places it;
+            (0, 0, 1) where there is none), for eval losses.
 
     Returns:
-        `(features, windows)`. `features.arrays`, N windows, L = max_seq_length:
+        `(features, windows)`; the windows and their token arrays are those of
+        the served graph, `albert_tf.export.squad.windows.make_windows`, run
+        eagerly here. `features.arrays`, N windows, L = max_seq_length:
         - `token_ids`, `segment_ids` (N, L) int32, padded with `pad_id` / 0;
         - `p_mask` (N, L) int32: 1 where no answer can be (question, [SEP],
           padding), 0 on context tokens and on [CLS] (no answer);
@@ -298,7 +275,7 @@ def featurize(examples, tokenizer, max_seq_length=384, doc_stride=128, max_query
         - `token_start_char`, `token_end_char` (N, L) int32: each context
           token's `[start, end)` in the original context; -1 elsewhere;
         - `token_is_max_context` (N, L) int8: 1 where this window is the
-          token's max-context window (`max_context`).
+          token's max-context window.
         `features.lengths` (N,) int32: real tokens; `label_keys`:
         ("start_positions", "end_positions", "is_impossible") when training,
         else () (ALBERT's beam head also conditions its end logits on the gold
@@ -313,40 +290,80 @@ def featurize(examples, tokenizer, max_seq_length=384, doc_stride=128, max_query
         raise ValueError(f"featurize: doc_stride={doc_stride} must be >= 1")
     contexts = _tokenize_contexts(examples, tokenizer)
     queries = tokenizer.encode_batch([e.question for e in examples])
-    plan, skipped = [], 0
+
+    def build(kept, chars):
+        return _questions(kept, chars, [contexts[examples[i].context] for i in kept],
+                          [queries[i][:max_query_length] for i in kept])
+    kept, chars, skipped = [], [], []
     for index, example in enumerate(examples):
-        context, query = contexts[example.context], queries[index][:max_query_length]
         try:
-            answer = _answer_tokens(example, context, is_training)
+            chars.append(_answer_chars(example, is_training))
+            kept.append(index)
         except _Skip as e:
-            log.warning("featurize: skipping %s", e)
-            skipped += 1
-            continue
-        spans = doc_windows(len(context.ids), max_seq_length - len(query) - 3, doc_stride)
-        plan.append((index, query, context, answer, spans, max_context(spans, len(context.ids))))
+            skipped.append((index, str(e)))
+    questions = build(kept, chars)
+    uncovered = questions.answered & (questions.first < 0)
+    if is_training and uncovered.any():
+        for index in questions.index[uncovered].tolist():
+            skipped.append((index, f"question {examples[index].qid!r}: answer "
+                                   f"{examples[index].answers[0][0]!r} covers no token"))
+        questions = build([i for i, bad in zip(kept, uncovered) if not bad],
+                          [c for c, bad in zip(chars, uncovered) if not bad])
+    for _, reason in sorted(skipped):
+        log.warning("featurize: skipping %s", reason)
     if skipped:
-        log.warning("featurize: skipped %d of %d training questions", skipped, len(examples))
-    return _assemble(plan, tokenizer, max_seq_length, is_training)
+        log.warning("featurize: skipped %d of %d training questions", len(skipped),
+                    len(examples))
+    return _assemble(questions, tokenizer, max_seq_length, doc_stride, is_training)
 
 
-def _assemble(plan, tokenizer, max_seq_length, is_training):
-    """`(Features, windows)` of the planned windows."""
-    n = sum(len(spans) for *_, spans, _ in plan)
-    arrays = {name: np.zeros((n, max_seq_length), dtype) for name, dtype in _TOKEN_ARRAYS.items()}
-    arrays["token_ids"][:] = tokenizer.pad_id
-    arrays["token_ids"][:, 0] = tokenizer.cls_id
-    arrays["p_mask"][:] = 1
-    arrays["token_start_char"][:] = -1
-    arrays["token_end_char"][:] = -1
-    arrays.update({name: np.zeros(n, np.int32) for name in _WINDOW_ARRAYS})
-    lengths, windows, row = np.zeros(n, np.int32), [], 0
-    for index, query, context, answer, spans, is_max in plan:
-        for w, span in enumerate(spans):
-            lengths[row] = _fill(arrays, row, query, context, span, is_max[w], tokenizer.sep_id)
-            (arrays["start_positions"][row], arrays["end_positions"][row],
-             arrays["is_impossible"][row]) = _labels(answer, span, len(query))
-            arrays["question_index"][row] = index
-            windows.append(Window(index, span[0], span[1], len(query)))
-            row += 1
+def _windows(questions, tokenizer, max_seq_length, doc_stride):
+    """`make_windows` over the questions, `_CHUNK` at a time: `(arrays, row, doc_start,
+    doc_length)`, the (N, L) arrays and per window its question, first context token
+    and number of them (numpy). Each chunk is copied into place while in cache."""
+    specials = (tokenizer.cls_id, tokenizer.sep_id, tokenizer.pad_id)
+    query_splits, context_splits = (np.concatenate([[0], np.cumsum(lengths)]) for lengths in (
+        questions.query_lengths, questions.context_lengths))
+    first = np.concatenate([[0], np.cumsum(count_windows(
+        questions.query_lengths, questions.context_lengths, max_seq_length, doc_stride))])
+    out = {name: np.empty((first[-1], max_seq_length), dtype) for name, dtype in _TOKEN_ARRAYS}
+    plans = collections.defaultdict(list)
+    for begin in range(0, max(len(questions.index), 1), _CHUNK):
+        end = min(begin + _CHUNK, len(questions.index))
+        query, context = (tf.RaggedTensor.from_row_lengths(
+            values[splits[begin]:splits[end]], lengths[begin:end]) for values, lengths, splits in (
+                (questions.query, questions.query_lengths, query_splits),
+                (questions.context[0], questions.context_lengths, context_splits)))
+        windows = make_windows(query, context, max_seq_length, doc_stride, specials,
+                               min_length=max_seq_length)
+        rows = slice(first[begin], first[end])
+        for name in ("token_ids", "segment_ids", "p_mask"):
+            out[name][rows] = windows.inputs[name]
+        at = np.asarray(windows.context_token)  # -1 outside the context: the appended -1
+        for name, chars in zip(("token_start_char", "token_end_char"), questions.context[1:]):
+            np.take(np.append(chars[context_splits[begin]:context_splits[end]], np.int32(-1)),
+                    at, out=out[name][rows])
+        out["token_is_max_context"][rows] = np.asarray(windows.is_max_context)
+        plans["row"].append(np.asarray(windows.question) + begin)
+        plans["doc_start"].append(np.asarray(windows.doc_start))
+        plans["doc_length"].append(np.asarray(windows.doc_length))
+    return out, *(np.concatenate(plans[name]) for name in ("row", "doc_start", "doc_length"))
+
+
+def _assemble(questions, tokenizer, max_seq_length, doc_stride, is_training):
+    """`(Features, windows)`: the windows' arrays and the reference's labels (the
+    answer's tokens in window coordinates; [CLS] when not entirely inside)."""
+    arrays, row, start, length = _windows(questions, tokenizer, max_seq_length, doc_stride)
+    query_length = questions.query_lengths[row]
+    first, last = questions.first[row], questions.last[row]
+    inside = (first >= 0) & (start <= first) & (last < start + length)
+    offset = query_length + 2 - start
+    arrays["start_positions"] = np.where(inside, first + offset, 0).astype(np.int32)
+    arrays["end_positions"] = np.where(inside, last + offset, 0).astype(np.int32)
+    arrays["is_impossible"] = (~inside).astype(np.int32)
+    arrays["question_index"] = questions.index[row].astype(np.int32)
+    lengths = (query_length + length + 3).astype(np.int32)
+    windows = list(map(Window, arrays["question_index"].tolist(), start.tolist(),
+                       length.tolist(), query_length.tolist()))
     label_keys = ("start_positions", "end_positions", "is_impossible") if is_training else ()
     return Features(arrays, lengths, label_keys=label_keys), windows

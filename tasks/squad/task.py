@@ -1,9 +1,10 @@
 """SQuAD v1.1 (`squad`) and v2.0 (`squad_v2`): extractive question answering.
 
-The data and windowing are the small pure functions of `tasks.squad.data`;
-decoding runs the served model's functions (`albert_tf.export.squad.decode`)
-through `tasks.squad.postprocess`, which lists the n-best answers; the metrics
-are the official scripts' (`tasks.squad.evaluate`). For v2.0 the no-answer threshold is
+The data and windowing are the small pure functions of `tasks.squad.data` (its
+windows those of the served graph, `albert_tf.export.squad.windows`); decoding
+runs the served model's functions (`albert_tf.export.squad.decode`) through
+`tasks.squad.postprocess`, which lists the n-best answers; the metrics are the
+official scripts' (`tasks.squad.evaluate`). For v2.0 the no-answer threshold is
 chosen on questions held out of the training set (by a hash of their id),
 and the dev set is reported at that threshold; the official script's
 dev-tuned `best_exact`/`best_f1` (what the original ALBERT code reported,

@@ -35,8 +35,8 @@ from typing import NamedTuple
 import numpy as np
 import tensorflow as tf
 
-from albert_tf.export.squad.windows import take
 from albert_tf.tokenizer import graph_text
+from albert_tf.tokenizer.packing import take
 from albert_tf.tokenizer.normalization import whitespace_code_points
 from albert_tf.tokenizer.sentencepiece import graph_ops
 

@@ -1,18 +1,22 @@
-"""In-graph SQuAD windows: `tasks.squad.data.featurize` for a batch of raw texts.
+"""SQuAD's sliding windows `[CLS] question [SEP] context-window [SEP]`: the one
+implementation, run eagerly over numpy by `tasks.squad.data.featurize` (training
+and evaluation features) and inside the exported graph on a batch of raw texts.
 
-The same windows `[CLS] question [SEP] context-window [SEP]`, p_mask, segment
-ids and max-context flags as the host featurization (tested against it), with
-TensorFlow ops over a whole batch: every question gets as many windows as its
-context needs, all windows of the batch go through the model together.
+With TensorFlow ops over a whole batch: every question gets as many windows as
+its context needs (google-research/albert `squad_utils.py`
+`convert_examples_to_features`), all windows of the batch are built together.
 
-- Windows: `tasks.squad.data.doc_windows` in closed form. With `m` context
-  tokens per window (`max_seq_length - query_length - 3`) and a step of
+- Windows: `albert_tf.tokenizer.windows.window_plan`. With `m` context tokens
+  per window (`max_seq_length - query_length - 3`) and a step of
   `min(m, doc_stride)`, window k starts at `k * step`, and a context of `n`
   tokens gets `1 + ceil(max(n - m, 0) / step)` windows (one, empty, when
-  `n = 0`).
-- Max context: `tasks.squad.data.max_context` (google-research/albert
-  `_check_is_max_context`), scored in float64 exactly as numpy scores it
-  there, so that ties break the same way (first window wins).
+  `n = 0`, so that every question is predicted).
+- Max context: the reference's `_check_is_max_context` (score min(left, right
+  context) + 0.01 * window length; the first window wins a tie), scored in
+  float64 as the reference's Python floats are, so that ties break the same way.
+
+`tests/squad_reference.py` keeps the host forms (`doc_windows`, `max_context`
+and the window-by-window assembly) only to check this one.
 """
 
 import dataclasses
@@ -21,6 +25,8 @@ import numpy as np
 import tensorflow as tf
 
 from albert_tf.export.base import padded_length
+from albert_tf.tokenizer.packing import take
+from albert_tf.tokenizer.windows import window_plan
 
 
 @dataclasses.dataclass
@@ -30,6 +36,8 @@ class Windows:
     inputs: model inputs, int32 (W, length): `token_ids`, `segment_ids`,
         `padding_mask`, `p_mask`.
     question: int32 (W,): the batch row each window belongs to (ascending).
+    doc_start, doc_length: int32 (W,): the window's first context token and
+        its number of context tokens.
     context_token: int32 (W, length): at each context position, the index of
         its token in the flat values of the batch's context tokens; -1 elsewhere.
     is_max_context: bool (W, length): this window is the token's max-context window.
@@ -37,14 +45,10 @@ class Windows:
 
     inputs: dict
     question: tf.Tensor
+    doc_start: tf.Tensor
+    doc_length: tf.Tensor
     context_token: tf.Tensor
     is_max_context: tf.Tensor
-
-
-def take(values, index, valid, fill):
-    """`values[index]` where `valid`, else `fill` (safe for empty `values`)."""
-    padded = tf.concat([values, tf.fill([1], tf.cast(fill, values.dtype))], 0)
-    return tf.gather(padded, tf.where(valid, index, tf.size(values)))
 
 
 @dataclasses.dataclass
@@ -63,36 +67,45 @@ class _Plan:
 def _plan(num_query, num_context, max_seq_length, doc_stride):
     max_tokens = max_seq_length - num_query - 3  # (B,) >= 1: the query is cut before
     step = tf.minimum(max_tokens, doc_stride)
-    overflow = tf.maximum(num_context - max_tokens, 0)
-    count = 1 + (overflow + step - 1) // step
-    row = tf.repeat(tf.range(tf.size(count)), count)  # (W,)
-    k = tf.range(tf.size(row)) - tf.gather(tf.math.cumsum(count, exclusive=True), row)
-    start = k * tf.gather(step, row)
-    length = tf.minimum(tf.gather(num_context, row) - start, tf.gather(max_tokens, row))
+    count, row, k, start, length = window_plan(num_context, max_tokens, step)
     return _Plan(max_tokens, step, count, row, k, start, length)
 
 
-def _max_context_window(plan, num_context, splits, reach):
+def count_windows(num_query, num_context, max_seq_length, doc_stride):
+    """int32 (B,): how many windows `make_windows` gives each question, from the
+    numbers of query and context tokens (B,)."""
+    return _plan(tf.cast(num_query, tf.int32), tf.cast(num_context, tf.int32), max_seq_length,
+                 doc_stride).count
+
+
+def _score(position, start, length):
+    """The reference's max-context score of a token in a window, in float64 as its
+    Python floats; -inf where the window does not hold the token."""
+    left, right = position - start, start + length - 1 - position
+    return tf.where((left >= 0) & (right >= 0), tf.cast(tf.minimum(left, right), tf.float64)
+                    + 0.01 * tf.cast(length, tf.float64), -np.inf)
+
+
+def _max_context_window(plan, num_context, splits):
     """For each context token of the batch (flat, T): the k of its max-context window.
 
-    `reach` (a Python int) bounds how many windows can hold one token.
+    Closed form: every window but the last holds `m = max_tokens` tokens, so
+    among those full windows the score is highest where the window's centre is
+    nearest the token (the earlier of two as near, as the reference's strict
+    ">"); only that window and a shorter last one compete.
     """
-    total = splits[-1]
     token_row = tf.repeat(tf.range(tf.size(num_context)), num_context)  # (T,)
-    position = (tf.range(total) - tf.gather(splits[:-1], token_row))[:, None]  # (T, 1)
-    max_tokens, step, count, n = (tf.gather(x, token_row)[:, None] for x in (
+    position = tf.range(splits[-1]) - tf.gather(splits[:-1], token_row)
+    m, step, count, n = (tf.gather(x, token_row) for x in (
         plan.max_tokens, plan.step, plan.count, num_context))
-    # The windows holding a token are consecutive and end with the last one
-    # starting at or before it: look back `reach` windows from there.
-    k = tf.minimum(count - 1, position // step) - tf.range(reach)[None, :]  # (T, reach)
-    start = k * step
-    length = tf.minimum(n - start, max_tokens)
-    left, right = position - start, start + length - 1 - position
-    inside = (k >= 0) & (left >= 0) & (right >= 0)
-    score = tf.where(inside, tf.cast(tf.minimum(left, right), tf.float64)
-                     + 0.01 * tf.cast(length, tf.float64), -np.inf)
-    best = tf.reduce_max(score, axis=1, keepdims=True)
-    return tf.reduce_min(tf.where(inside & (score == best), k, tf.int32.max), axis=1)
+    last = count - 1
+    short = n - last * step  # the last window's length
+    full = tf.where(short >= m, count, last)  # windows of m tokens
+    nearest = tf.clip_by_value((2 * position - m + step) // (2 * step), 0,
+                               tf.maximum(full - 1, 0))
+    in_full = tf.where(full > 0, _score(position, nearest * step, m), -np.inf)
+    in_last = tf.where(full < count, _score(position, last * step, short), -np.inf)
+    return tf.where(in_last > in_full, last, nearest)
 
 
 def make_windows(query, context, max_seq_length, doc_stride, specials, min_length=1):
@@ -113,25 +126,31 @@ def make_windows(query, context, max_seq_length, doc_stride, specials, min_lengt
     num_context = tf.cast(context.row_lengths(), tf.int32)
     context_splits = tf.cast(context.row_splits, tf.int32)
     plan = _plan(num_query, num_context, max_seq_length, doc_stride)
-    reach = max(1, -(-(max_seq_length - 3) // doc_stride))
-    best_k = _max_context_window(plan, num_context, context_splits, reach)  # (T,)
+    best_k = _max_context_window(plan, num_context, context_splits)  # (T,)
 
     q = tf.gather(num_query, plan.row)[:, None]  # (W, 1)
     c0 = q + 2  # first context position
     c1 = c0 + plan.length[:, None]  # the final [SEP]
     length = padded_length(c1[:, 0] + 1, max_seq_length, min_length)
     p = tf.range(length)[None, :]  # (1, length)
-    is_query = (p >= 1) & (p <= q)
+    in_sequence = p <= c1
+    padding_mask = tf.cast(in_sequence, tf.int32)
+    is_cls = tf.cast(p == 0, tf.int32)
     is_context = (p >= c0) & (p < c1)
-    query_index = tf.gather(tf.cast(query.row_splits, tf.int32), plan.row)[:, None] + p - 1
-    context_index = (tf.gather(context_splits, plan.row) + plan.start)[:, None] + p - c0
-    token_ids = tf.where(is_query, take(query.flat_values, query_index, is_query, pad_id),
-                         take(context.flat_values, context_index, is_context, pad_id))
-    token_ids = tf.where(p == 0, cls_id, tf.where((p == c0 - 1) | (p == c1), sep_id, token_ids))
+    # Every id from one table, [context ids, query ids, [CLS], [SEP], pad]: a
+    # context, query or special position's index there, then one gather.
+    table = tf.concat([context.flat_values, query.flat_values, [cls_id, sep_id, pad_id]], 0)
+    context_index = (tf.gather(context_splits, plan.row) + plan.start)[:, None] - c0 + p
+    query_index = (tf.size(context.flat_values) - 1
+                   + tf.gather(tf.cast(query.row_splits, tf.int32), plan.row))[:, None] + p
+    special = tf.size(table) - 1 - is_cls - padding_mask  # [CLS], [SEP], pad
+    token_ids = tf.gather(table, tf.where(is_context, context_index, tf.where(
+        (p >= 1) & (p <= q), query_index, special)))
     inputs = {"token_ids": token_ids,
-              "segment_ids": tf.cast((p >= c0) & (p <= c1), tf.int32),  # final [SEP] too
-              "padding_mask": tf.cast(p <= c1, tf.int32),
-              "p_mask": tf.cast(~((p == 0) | is_context), tf.int32)}  # [CLS]: no answer
-    is_max = is_context & (take(best_k, context_index, is_context, -1) == plan.k[:, None])
-    return Windows(inputs=inputs, question=plan.row,
+              "segment_ids": tf.cast((p >= c0) & in_sequence, tf.int32),  # final [SEP] too
+              "padding_mask": padding_mask,
+              "p_mask": 1 - is_cls - tf.cast(is_context, tf.int32)}  # [CLS]: no answer
+    is_max = take(best_k, context_index, is_context, -1) == plan.k[:, None]
+    return Windows(inputs=inputs, question=plan.row, doc_start=plan.start,
+                   doc_length=plan.length,
                    context_token=tf.where(is_context, context_index, -1), is_max_context=is_max)
