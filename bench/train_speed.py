@@ -26,6 +26,16 @@ def _data(batch, seq):
             rng.integers(0, 2, batch).astype("int32"))
 
 
+def _rates(batch, steps, train, forward):
+    """Examples/s of `train()` and `forward()` (one batch each call), by the
+    clock and by this process's CPU time (examples per CPU second: what a
+    shared machine's load disturbs less)."""
+    cpu = []
+    rates = {"train": batch / timed(train, steps, cpu=cpu),
+             "forward": batch / timed(forward, steps, cpu=cpu)}
+    return {**rates, "train_per_cpu_s": batch / cpu[0], "forward_per_cpu_s": batch / cpu[1]}
+
+
 def albert_tf(batch, seq, steps, size="base", precision="auto", xla="auto",
               layer_execution="auto"):
     import tensorflow as tf
@@ -54,8 +64,8 @@ def albert_tf(batch, seq, steps, size="base", precision="auto", xla="auto",
     forward = tf.function(lambda x: model(x, training=False)["logits"])
     return {"policy": policy, "xla": jit, "layers": "unrolled" if execution.unroll else "loop",
             "chose_in_s": round(execution.seconds, 1),
-            "train": batch / timed(lambda: float(train()["loss"].numpy().ravel()[0]), steps),
-            "forward": batch / timed(lambda: forward(x).numpy(), steps)}
+            **_rates(batch, steps, lambda: float(train()["loss"].numpy().ravel()[0]),
+                     lambda: forward(x).numpy())}
 
 
 def keras_hub(batch, seq, steps, size="base", policy=None, jit="auto"):
@@ -73,8 +83,8 @@ def keras_hub(batch, seq, steps, size="base", policy=None, jit="auto"):
     forward = tf.function(lambda x: model(x, training=False), jit_compile=jit is True)
     return {"policy": keras.mixed_precision.global_policy().name,
             "xla": bool(model.jit_compile),
-            "train": batch / timed(lambda: float(model.train_function(iterator)["loss"]), steps),
-            "forward": batch / timed(lambda: forward(x).numpy(), steps)}
+            **_rates(batch, steps, lambda: float(model.train_function(iterator)["loss"]),
+                     lambda: forward(x).numpy())}
 
 
 def torch_hf(batch, seq, steps, size="base", bf16=False):
@@ -110,8 +120,7 @@ def torch_hf(batch, seq, steps, size="base", bf16=False):
             model(input_ids=tokens).logits.float().numpy()
 
     return {"policy": "bf16 autocast" if bf16 else "float32", "xla": False,
-            "threads": torch.get_num_threads(),
-            "train": batch / timed(train, steps), "forward": batch / timed(forward, steps)}
+            "threads": torch.get_num_threads(), **_rates(batch, steps, train, forward)}
 
 
 IMPLS = {

@@ -12,12 +12,20 @@ def kernel_initializer(stddev):
     return keras.initializers.TruncatedNormal(stddev=stddev)
 
 
-def activation_fn(name):
+def activation_fn(name, fused=False):
     """The activation named in `AlbertConfig.activation`.
 
     `gelu_approximate` is the tanh form, 0.5x(1 + tanh(sqrt(2/pi)(x + 0.044715x^3))),
     which Google's ALBERT calls "gelu" and Hugging Face calls "gelu_new".
+    fused: a GELU whose forward and backward passes are each one fused
+    kernel (`albert_tf.layers.gelu`: faster to train; the same function up
+    to rounding); else plain ops, which TensorFlow fuses into the preceding
+    product in inference.
     """
+    if name in ("gelu_approximate", "gelu") and fused:
+        from albert_tf.layers.gelu import FUSED_GELU
+
+        return FUSED_GELU[name == "gelu_approximate"]
     if name == "gelu_approximate":
         return lambda x: keras.activations.gelu(x, approximate=True)
     if name == "gelu":
