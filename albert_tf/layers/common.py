@@ -49,13 +49,21 @@ class LayerNormWeights(NamedTuple):
     beta: tf.Tensor
 
 
-def dense_weights(layers, dtype):
+def dense_weights(layers, dtype, scales=None):
     """`DenseWeights` of `keras.layers.Dense` layers side by side, cast to `dtype`.
 
     Kernels are concatenated on the output axis: `(in_dim, sum of out_dims)`.
+    scales: a factor per layer (or None) that its kernel and bias are
+    multiplied by before the cast, so that the product's outputs come scaled.
     """
-    return DenseWeights(kernel=tf.concat([tf.cast(l.kernel, dtype) for l in layers], 1),
-                        bias=tf.concat([tf.cast(l.bias, dtype) for l in layers], 0))
+    scales = scales or (1.0,) * len(layers)
+
+    def scaled(weight, factor):
+        return tf.cast(weight if factor == 1.0 else weight * factor, dtype)
+
+    return DenseWeights(
+        kernel=tf.concat([scaled(l.kernel, f) for l, f in zip(layers, scales)], 1),
+        bias=tf.concat([scaled(l.bias, f) for l, f in zip(layers, scales)], 0))
 
 
 def dense_2d(x, weights, activation=None):
