@@ -61,7 +61,8 @@ def albert_tf(batch, seq, steps, size="base", precision="auto", xla="auto",
     iterator = iter(dataset)
     model.make_train_function()
     train = lambda: model.train_function(iterator)  # noqa: E731
-    forward = tf.function(lambda x: model(x, training=False)["logits"])
+    # Compiled as `predict` compiles it (Keras' predict function follows jit_compile).
+    forward = tf.function(lambda x: model(x, training=False)["logits"], jit_compile=jit)
     return {"policy": policy, "xla": jit, "layers": "unrolled" if execution.unroll else "loop",
             "chose_in_s": round(execution.seconds, 1),
             **_rates(batch, steps, lambda: float(train()["loss"].numpy().ravel()[0]),
