@@ -11,6 +11,9 @@ bf16 by CPU autocast). Prints one JSON line: examples/s for a training step
 and for a forward pass. --size=small is a narrower model (hidden 384, 12
 layers) for quicker comparisons; --precision, --xla and --layer_execution
 are albert_tf's settings of the same names (auto: what a run would choose).
+Beside the examples/s by the clock, `train_per_cpu_s` and `forward_per_cpu_s`
+divide by this process's CPU time instead (on a shared machine, what its
+neighbours' load disturbs less).
 """
 
 import argparse
