@@ -16,13 +16,19 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BENCH_PYTHON = os.environ.get("ALBERT_TF_BENCH_PYTHON", sys.executable)
 
 
-def timed(function, steps, warmup=2):
-    """Seconds per call of `function()` over `steps` calls after `warmup` calls."""
+def timed(function, steps, warmup=2, cpu=None):
+    """Seconds per call of `function()` over `steps` calls after `warmup` calls.
+
+    cpu: a list to which this process's CPU seconds per call are appended (on
+    a shared machine wall time depends on the neighbours' load, CPU time less).
+    """
     for _ in range(warmup):
         function()
-    start = time.perf_counter()
+    start, start_cpu = time.perf_counter(), time.process_time()
     for _ in range(steps):
         function()
+    if cpu is not None:
+        cpu.append((time.process_time() - start_cpu) / steps)
     return (time.perf_counter() - start) / steps
 
 

@@ -75,10 +75,17 @@ class SelfAttentionBlock(keras.layers.Layer):
 
         Query, key and value side by side: one (H, 3H) product instead of
         three (H, H) ones, the same numbers in a larger (faster) multiply.
+        The query's kernel and bias come multiplied by 1/sqrt(head_dim), so
+        that the scores come scaled out of the product: a multiply of the
+        (H, H) weights once per encoder call instead of one over every
+        layer's (batch, heads, seq, seq) scores and their gradient (8% of a
+        bf16 training step's op time). With head_dim 64 (albert-base to
+        xxlarge) the factor is 1/8, so scaling is exact in any precision.
         """
         dtype = self.compute_dtype
         return AttentionWeights(
-            qkv=dense_weights((self.query, self.key, self.value), dtype),
+            qkv=dense_weights((self.query, self.key, self.value), dtype,
+                              scales=(1.0 / math.sqrt(self.head_dim), 1.0, 1.0)),
             output=dense_weights((self.output_dense,), dtype),
             layer_norm=layer_norm_weights(self.layer_norm, dtype))
 
@@ -100,11 +107,11 @@ class SelfAttentionBlock(keras.layers.Layer):
         # unstack, not qkv[i]: the gradient of three slices would be three
         # full-size scatters (StridedSliceGrad was 11% of a training step).
         q, k, v = ops.unstack(qkv, 3, axis=0)
+        # Scaled by 1/sqrt(head_dim) already: the query's weights carry the
+        # factor (`compute_weights`). (Scaling q here, inside the recomputing
+        # encoder loop, met a graph-optimizer bug: the backward pass's input
+        # gradient came out empty.)
         scores = ops.matmul(q, ops.transpose(k, (0, 1, 3, 2)))  # (batch, heads, seq, seq)
-        # Scaled after the product, as the reference does. (Scaling q first
-        # meets a graph-optimizer bug: inside the recomputing encoder loop's
-        # backward pass, the input gradient came out empty.)
-        scores = scores * ops.cast(1.0 / math.sqrt(self.head_dim), scores.dtype)
         scores = ops.cast(scores, "float32") + ops.cast(attention_bias, "float32")
         distributions = ops.softmax(scores, axis=-1)
         probs = self.probs_dropout(ops.cast(distributions, self.compute_dtype), training=training)

@@ -12,12 +12,20 @@ def kernel_initializer(stddev):
     return keras.initializers.TruncatedNormal(stddev=stddev)
 
 
-def activation_fn(name):
+def activation_fn(name, fused=False):
     """The activation named in `AlbertConfig.activation`.
 
     `gelu_approximate` is the tanh form, 0.5x(1 + tanh(sqrt(2/pi)(x + 0.044715x^3))),
     which Google's ALBERT calls "gelu" and Hugging Face calls "gelu_new".
+    fused: a GELU whose forward and backward passes are each one fused
+    kernel (`albert_tf.layers.gelu`: faster to train; the same function up
+    to rounding); else plain ops, which TensorFlow fuses into the preceding
+    product in inference.
     """
+    if name in ("gelu_approximate", "gelu") and fused:
+        from albert_tf.layers.gelu import FUSED_GELU
+
+        return FUSED_GELU[name == "gelu_approximate"]
     if name == "gelu_approximate":
         return lambda x: keras.activations.gelu(x, approximate=True)
     if name == "gelu":
@@ -41,13 +49,21 @@ class LayerNormWeights(NamedTuple):
     beta: tf.Tensor
 
 
-def dense_weights(layers, dtype):
+def dense_weights(layers, dtype, scales=None):
     """`DenseWeights` of `keras.layers.Dense` layers side by side, cast to `dtype`.
 
     Kernels are concatenated on the output axis: `(in_dim, sum of out_dims)`.
+    scales: a factor per layer (or None) that its kernel and bias are
+    multiplied by before the cast, so that the product's outputs come scaled.
     """
-    return DenseWeights(kernel=tf.concat([tf.cast(l.kernel, dtype) for l in layers], 1),
-                        bias=tf.concat([tf.cast(l.bias, dtype) for l in layers], 0))
+    scales = scales or (1.0,) * len(layers)
+
+    def scaled(weight, factor):
+        return tf.cast(weight if factor == 1.0 else weight * factor, dtype)
+
+    return DenseWeights(
+        kernel=tf.concat([scaled(l.kernel, f) for l, f in zip(layers, scales)], 1),
+        bias=tf.concat([scaled(l.bias, f) for l, f in zip(layers, scales)], 0))
 
 
 def dense_2d(x, weights, activation=None):

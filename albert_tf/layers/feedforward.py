@@ -46,6 +46,7 @@ class FeedForwardBlock(keras.layers.Layer):
 
         init = kernel_initializer(initializer_range)
         self._activation = activation_fn(activation)
+        self._training_activation = activation_fn(activation, fused=True)
         # The Dense layers own the weights (and their names); `call` uses
         # them through `dense_2d`.
         self.intermediate = keras.layers.Dense(
@@ -76,7 +77,10 @@ class FeedForwardBlock(keras.layers.Layer):
         """The block with `weights` (`FeedForwardWeights`, cast once, used by many layers)."""
         inputs = layer_norm(self.layer_norm, x, weights.layer_norm) if self.normalize_first else x
         flat = ops.reshape(inputs, (-1, self.hidden_dim))  # (batch * seq, H)
-        h = dense_2d(flat, weights.intermediate, self._activation)  # (batch * seq, I)
+        # Training takes the fused GELU (one kernel each way); inference the
+        # plain ops, fused into the product by TensorFlow.
+        activation = self._training_activation if training else self._activation
+        h = dense_2d(flat, weights.intermediate, activation)  # (batch * seq, I)
         out = dense_2d(h, weights.output)
         out = self.output_dropout(ops.reshape(out, ops.shape(x)), training=training)
         if self.normalize_first:
