@@ -215,12 +215,8 @@ def main(argv=None):
     parser.add_argument("prediction_file", metavar="PREDICTIONS.json",
                         help="question id -> answer text")
     args = parser.parse_args(argv)
-    try:
-        print(json.dumps(evaluate_files(args.dataset_file, args.prediction_file)))
-    except ValueError as e:
-        print(f"error: {e}", file=sys.stderr)
-        return 1
-    return 0
+    return squad_eval.exit_status(
+        lambda: print(json.dumps(evaluate_files(args.dataset_file, args.prediction_file))))
 
 
 if __name__ == "__main__":

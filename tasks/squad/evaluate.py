@@ -335,20 +335,30 @@ def _evaluate_files(args):
         return evaluate_v2(dataset, predictions, na_probs, thresh), version
 
 
-def main(argv=None):
-    """Prints what the official script prints (v1.1 on one line, v2.0 indented)."""
-    args = _parse_args(argv)
+def exit_status(work):
+    """Runs `work()` for an evaluation script's `main`: 0, or 1 after a ValueError,
+    printed as one `error: <message>` line on stderr."""
     try:
-        result, version = _evaluate_files(args)
-        if args.out_file:
-            with _blame(args.out_file), open(args.out_file, "w", encoding="utf-8") as f:
-                json.dump(result, f)
-        else:
-            print(json.dumps(result, indent=2 if version == "2.0" else None))
+        work()
     except ValueError as e:
         print(f"error: {e}", file=sys.stderr)
         return 1
     return 0
+
+
+def _report(args):
+    result, version = _evaluate_files(args)
+    if args.out_file:
+        with _blame(args.out_file), open(args.out_file, "w", encoding="utf-8") as f:
+            json.dump(result, f)
+    else:
+        print(json.dumps(result, indent=2 if version == "2.0" else None))
+
+
+def main(argv=None):
+    """Prints what the official script prints (v1.1 on one line, v2.0 indented)."""
+    args = _parse_args(argv)
+    return exit_status(lambda: _report(args))
 
 
 if __name__ == "__main__":
