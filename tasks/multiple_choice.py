@@ -115,8 +115,12 @@ def encode_choices(examples, tokenizer, max_seq_length, max_qa_length, fill_blan
     real = (slot < counts[:, None]).reshape(-1)
     # As the serving graph, the context's first max_seq_length ids before a row
     # per choice is made (the packer keeps fewer still).
+    # Each distinct context is tokenized once (a C3 or RACE passage has several questions).
+    distinct = {}
+    context_of = np.array([distinct.setdefault(e.context, len(distinct)) for e in examples],
+                          np.int64)
     contexts = ragged_rows([ids[:max_seq_length] for ids in
-                            tokenizer.encode_batch([e.context for e in examples])])
+                            tokenizer.encode_batch(list(distinct))])
     qa_ids = iter(tokenizer.encode_batch([t for texts in qa_texts(examples, fill_blank)
                                           for t in texts]))
     qa = ragged_rows([next(qa_ids) if r else [] for r in real])
@@ -127,7 +131,7 @@ def encode_choices(examples, tokenizer, max_seq_length, max_qa_length, fill_blan
         packed = packer(context, question_choice)
         return dict(packed, length=tf.reduce_sum(packed["padding_mask"], axis=1))
 
-    rows = tf.gather(contexts, np.repeat(np.arange(len(examples)), num_choices))
+    rows = tf.gather(contexts, np.repeat(context_of, num_choices))
     arrays = map_rows(pack, (rows, qa), ("token_ids", "segment_ids", "length"), BATCH_ROWS)
     arrays["token_ids"][~real] = tokenizer.pad_id
     arrays["segment_ids"][~real] = 0
