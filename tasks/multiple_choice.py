@@ -90,6 +90,14 @@ def qa_texts(examples, fill_blank=False):
     return out
 
 
+def _encode_distinct(tokenizer, texts):
+    """`tokenizer.encode_batch(texts)`, tokenizing each distinct text once."""
+    distinct = {}
+    index = [distinct.setdefault(t, len(distinct)) for t in texts]
+    ids = tokenizer.encode_batch(list(distinct))
+    return [ids[i] for i in index]
+
+
 def encode_choices(examples, tokenizer, max_seq_length, max_qa_length, fill_blank=False):
     """Arrays of `examples`, padded to their largest number of choices C: the
     serving graph's `ChoicePacker` run eagerly over batches of the
@@ -115,14 +123,12 @@ def encode_choices(examples, tokenizer, max_seq_length, max_qa_length, fill_blan
     real = (slot < counts[:, None]).reshape(-1)
     # As the serving graph, the context's first max_seq_length ids before a row
     # per choice is made (the packer keeps fewer still).
-    # Each distinct context is tokenized once (a C3 or RACE passage has several questions).
-    distinct = {}
-    context_of = np.array([distinct.setdefault(e.context, len(distinct)) for e in examples],
-                          np.int64)
+    # One context row per question; tokenizing each distinct text once (a C3
+    # or RACE passage has several questions) is what most offsets the eager packing.
     contexts = ragged_rows([ids[:max_seq_length] for ids in
-                            tokenizer.encode_batch(list(distinct))])
-    qa_ids = iter(tokenizer.encode_batch([t for texts in qa_texts(examples, fill_blank)
-                                          for t in texts]))
+                            _encode_distinct(tokenizer, [e.context for e in examples])])
+    texts = [t for row in qa_texts(examples, fill_blank) for t in row]
+    qa_ids = iter(_encode_distinct(tokenizer, texts))
     qa = ragged_rows([next(qa_ids) if r else [] for r in real])
     packer = ChoicePacker(max_seq_length, max_qa_length, tokenizer.cls_id, tokenizer.sep_id,
                           tokenizer.pad_id)
@@ -131,7 +137,7 @@ def encode_choices(examples, tokenizer, max_seq_length, max_qa_length, fill_blan
         packed = packer(context, question_choice)
         return dict(packed, length=tf.reduce_sum(packed["padding_mask"], axis=1))
 
-    rows = tf.gather(contexts, np.repeat(context_of, num_choices))
+    rows = tf.gather(contexts, np.repeat(np.arange(len(examples)), num_choices))
     arrays = map_rows(pack, (rows, qa), ("token_ids", "segment_ids", "length"), BATCH_ROWS)
     arrays["token_ids"][~real] = tokenizer.pad_id
     arrays["segment_ids"][~real] = 0

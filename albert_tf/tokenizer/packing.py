@@ -68,9 +68,8 @@ def _first(ids, keep):
     if tf.executing_eagerly() and bool(tf.reduce_all(keep == splits[1:] - splits[:-1])):
         return ids
     out_splits = tf.concat([[0], tf.cumsum(keep)], 0)
-    flat = tf.range(out_splits[-1])
-    row = tf.searchsorted(out_splits[1:], flat, side="right")  # each kept id's row
-    source = flat - tf.gather(out_splits, row) + tf.gather(splits, row)
+    row = tf.repeat(tf.range(tf.shape(keep)[0]), keep)  # each kept id's row
+    source = tf.range(out_splits[-1]) + tf.gather(splits[:-1] - out_splits[:-1], row)
     return tf.RaggedTensor.from_row_splits(tf.gather(ids.flat_values, source),
                                            tf.cast(out_splits, tf.int64), validate=False)
 
