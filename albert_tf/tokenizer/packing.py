@@ -144,9 +144,10 @@ class SegmentPacker(Packer):
         pieces = [cls] + [p for segment in segments for p in (segment, sep)]
         position = tf.range(m)[None, :]
         inside = position < total[:, None]
-        second = (position >= keep_a[:, None] + 2) & inside if ids_b is not None else None
+        if ids_b is None:
+            segment_ids = tf.zeros([batch, m], tf.int32)
+        else:  # 1 from b on: after [CLS] a [SEP]
+            segment_ids = tf.cast((position >= keep_a[:, None] + 2) & inside, tf.int32)
         out = {"token_ids": tf.concat(pieces, axis=1).to_tensor(self.pad_id, shape=[batch, m]),
-               "segment_ids": (tf.cast(second, tf.int32) if second is not None
-                               else tf.zeros([batch, m], tf.int32)),
-               "padding_mask": tf.cast(inside, tf.int32)}
+               "segment_ids": segment_ids, "padding_mask": tf.cast(inside, tf.int32)}
         return {k: v[0] for k, v in out.items()} if single else out
