@@ -342,7 +342,7 @@ def _windows(questions, tokenizer, max_seq_length, doc_stride):
         at = np.asarray(windows.context_token)  # -1 outside the context: the appended -1
         for name, chars in zip(("token_start_char", "token_end_char"), questions.context[1:]):
             np.take(np.append(chars[context_splits[begin]:context_splits[end]], np.int32(-1)),
-                    at, out=out[name][rows])
+                    at, out=out[name][rows], mode="wrap")  # -1: the last; twice as fast
         out["token_is_max_context"][rows] = np.asarray(windows.is_max_context)
         plans["row"].append(np.asarray(windows.question) + begin)
         plans["doc_start"].append(np.asarray(windows.doc_start))

@@ -86,6 +86,14 @@ def _score(position, start, length):
                     + 0.01 * tf.cast(length, tf.float64), -np.inf)
 
 
+def _token_rows(splits):
+    """int32 (T,): the row of each flat value of a ragged batch with row `splits`:
+    how many rows end at or before it (a cumulative count; cheaper than `tf.repeat`)."""
+    total = splits[-1]
+    return tf.math.cumsum(tf.math.bincount(splits[1:-1], minlength=total, maxlength=total,
+                                           dtype=tf.int32))
+
+
 def _max_context_window(plan, num_context, splits):
     """For each context token of the batch (flat, T): the k of its max-context window.
 
@@ -94,7 +102,7 @@ def _max_context_window(plan, num_context, splits):
     nearest the token (the earlier of two as near, as the reference's strict
     ">"); only that window and a shorter last one compete.
     """
-    token_row = tf.repeat(tf.range(tf.size(num_context)), num_context)  # (T,)
+    token_row = _token_rows(splits)  # (T,)
     position = tf.range(splits[-1]) - tf.gather(splits[:-1], token_row)
     m, step, count, n = (tf.gather(x, token_row) for x in (
         plan.max_tokens, plan.step, plan.count, num_context))
