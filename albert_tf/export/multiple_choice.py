@@ -30,6 +30,7 @@ import tensorflow as tf
 from albert_tf.export import text_limit
 from albert_tf.export.base import ServingModule, checked_inputs, padded_length, token_specs
 from albert_tf.tokenizer import SegmentPacker
+from albert_tf.tokenizer.packing import slice_rows
 
 INPUTS = ("context", "question", "choices")
 
@@ -56,28 +57,6 @@ def qa_texts(question, choices, fill_blank):
         return joined
     has_blank = tf.strings.regex_full_match(question, "(?s).*_.*")[:, None]
     return tf.where(has_blank, _filled(question, choices), joined)
-
-
-def _keep(ids, first, count):
-    """The ids of each ragged row from position `first[r]`, at most `count[r]` of them.
-
-    Written on the flat values with a handful of ops (no ragged broadcasting,
-    whose eager form cost most of a split's featurization), and returned with
-    its row ids cached for `SegmentPacker`.
-    """
-    splits = tf.cast(ids.row_splits, tf.int32)
-    length = splits[1:] - splits[:-1]
-    first = tf.minimum(first, length)
-    count = tf.clip_by_value(count, 0, length - first)
-    out_splits = tf.concat([[0], tf.cumsum(count)], 0)
-    # Each kept id's row (tf.repeat: O(rows x the longest count), at most the
-    # packed output's size; 0.7x the CPU time of a searchsorted).
-    row = tf.repeat(tf.range(tf.shape(length)[0]), count)
-    # Where each row's kept ids start in `ids`, less where they start in the output.
-    shift = splits[:-1] + first - out_splits[:-1]
-    source = tf.range(out_splits[-1]) + tf.gather(shift, row)
-    return tf.RaggedTensor.from_value_rowids(tf.gather(ids.flat_values, source), row,
-                                             nrows=tf.shape(length)[0], validate=False)
 
 
 class ChoicePacker:
@@ -108,8 +87,8 @@ class ChoicePacker:
         budget = self.max_seq_length - 3
         qa_length = tf.cast(qa_ids.row_lengths(), tf.int32)
         keep_qa = tf.minimum(qa_length, min(self.max_qa_length, budget))
-        qa_ids = _keep(qa_ids, qa_length - keep_qa, keep_qa)  # the last ids
-        context_ids = _keep(context_ids, tf.zeros_like(keep_qa), budget - keep_qa)
+        qa_ids = slice_rows(qa_ids, qa_length - keep_qa, keep_qa)  # the last ids
+        context_ids = slice_rows(context_ids, tf.zeros_like(keep_qa), budget - keep_qa)
         return self.packer(context_ids, qa_ids)  # nothing left to truncate
 
 

@@ -57,21 +57,35 @@ def take(values, index, valid, fill):
     return tf.gather(padded, tf.where(valid, index, tf.size(values)))
 
 
+def slice_rows(ids, first, count):
+    """The ids of each ragged row r from position `first[r]`, at most `count[r]` of them.
+
+    On the flat values with a handful of ops (no ragged broadcasting, whose
+    eager form is slow), returned with its row ids cached for the packer.
+    """
+    splits = tf.cast(ids.row_splits, tf.int32)
+    length = splits[1:] - splits[:-1]
+    first = tf.minimum(first, length)
+    count = tf.clip_by_value(count, 0, length - first)
+    out_splits = tf.concat([[0], tf.cumsum(count)], 0)
+    # Each kept id's row (tf.repeat: O(rows x the longest count), at most the
+    # packed output's size; 0.7x the CPU time of a searchsorted).
+    row = tf.repeat(tf.range(tf.shape(length)[0]), count)
+    # Where each row's kept ids start in `ids`, less where they start in the output.
+    shift = splits[:-1] + first - out_splits[:-1]
+    source = tf.range(out_splits[-1]) + tf.gather(shift, row)
+    return tf.RaggedTensor.from_value_rowids(  # int64 row partitions, as `from_tensor`'s
+        tf.gather(ids.flat_values, source), tf.cast(row, tf.int64),
+        nrows=tf.cast(tf.shape(length)[0], tf.int64), validate=False)
+
+
 def _first(ids, keep):
     """The first `keep[r]` ids of each row r of ragged `ids` (`keep[r]` <= its length).
-
-    On the flat values with a handful of ops: no ragged broadcasting, whose
-    eager form is slow. Run eagerly (featurization), rows that all fit are
-    returned as they are.
-    """
+    Run eagerly (featurization), rows that all fit are returned as they are."""
     splits = tf.cast(ids.row_splits, tf.int32)
     if tf.executing_eagerly() and bool(tf.reduce_all(keep == splits[1:] - splits[:-1])):
         return ids
-    out_splits = tf.concat([[0], tf.cumsum(keep)], 0)
-    row = tf.repeat(tf.range(tf.shape(keep)[0]), keep)  # each kept id's row
-    source = tf.range(out_splits[-1]) + tf.gather(splits[:-1] - out_splits[:-1], row)
-    return tf.RaggedTensor.from_row_splits(tf.gather(ids.flat_values, source),
-                                           tf.cast(out_splits, tf.int64), validate=False)
+    return slice_rows(ids, tf.zeros_like(keep), keep)
 
 
 class Packer(keras.layers.Layer):
