@@ -6,8 +6,10 @@ from typing import NamedTuple
 import keras
 from keras import ops
 
-from albert_tf.layers.common import (DenseWeights, LayerNormWeights, dense_2d, dense_weights,
-                                     kernel_initializer, layer_norm, layer_norm_weights)
+from albert_tf.layers import fused
+from albert_tf.layers.common import (DenseWeights, LayerNormWeights, dense_2d,
+                                     dense_residual_layer_norm, dense_weights, kernel_initializer,
+                                     layer_norm, layer_norm_weights)
 
 
 class AttentionWeights(NamedTuple):
@@ -112,11 +114,21 @@ class SelfAttentionBlock(keras.layers.Layer):
         # encoder loop, met a graph-optimizer bug: the backward pass's input
         # gradient came out empty.)
         scores = ops.matmul(q, ops.transpose(k, (0, 1, 3, 2)))  # (batch, heads, seq, seq)
-        scores = ops.cast(scores, "float32") + ops.cast(attention_bias, "float32")
-        distributions = ops.softmax(scores, axis=-1)
-        probs = self.probs_dropout(ops.cast(distributions, self.compute_dtype), training=training)
+        if fused.active(training):  # one fused kernel each way (`albert_tf.layers.fused`)
+            probs = fused.masked_softmax(scores, attention_bias)
+            distributions = ops.cast(probs, "float32")
+        else:
+            scores = ops.cast(scores, "float32") + ops.cast(attention_bias, "float32")
+            distributions = ops.softmax(scores, axis=-1)
+            probs = ops.cast(distributions, self.compute_dtype)
+        probs = self.probs_dropout(probs, training=training)
         context = ops.matmul(probs, v)  # (batch, heads, seq, head_dim)
         context = ops.reshape(ops.transpose(context, (0, 2, 1, 3)), (-1, self.hidden_dim))
+        if fused.active(training) and not self.normalize_first:
+            out = dense_residual_layer_norm(
+                context, weights.output, x, weights.layer_norm, self.layer_norm_epsilon,
+                self.output_dropout if self.dropout else None)
+            return (out, distributions) if return_probs else out
         out = ops.reshape(dense_2d(context, weights.output), ops.shape(x))  # (batch, seq, H)
         out = self.output_dropout(out, training=training)
         out = x + out if self.normalize_first else layer_norm(self.layer_norm, x + out,

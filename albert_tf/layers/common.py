@@ -6,26 +6,22 @@ from typing import NamedTuple
 import keras
 import tensorflow as tf
 
+from albert_tf.layers import fused
+
 
 def kernel_initializer(stddev):
     """Truncated normal, as in the reference `create_initializer`."""
     return keras.initializers.TruncatedNormal(stddev=stddev)
 
 
-def activation_fn(name, fused=False):
-    """The activation named in `AlbertConfig.activation`.
+def activation_fn(name):
+    """The activation named in `AlbertConfig.activation`, as plain ops (which
+    TensorFlow fuses into the preceding product in inference; training takes
+    `albert_tf.layers.fused.bias_activation` where there is one).
 
     `gelu_approximate` is the tanh form, 0.5x(1 + tanh(sqrt(2/pi)(x + 0.044715x^3))),
     which Google's ALBERT calls "gelu" and Hugging Face calls "gelu_new".
-    fused: a GELU whose forward and backward passes are each one fused
-    kernel (`albert_tf.layers.gelu`: faster to train; the same function up
-    to rounding); else plain ops, which TensorFlow fuses into the preceding
-    product in inference.
     """
-    if name in ("gelu_approximate", "gelu") and fused:
-        from albert_tf.layers.gelu import FUSED_GELU
-
-        return FUSED_GELU[name == "gelu_approximate"]
     if name == "gelu_approximate":
         return lambda x: keras.activations.gelu(x, approximate=True)
     if name == "gelu":
@@ -77,6 +73,24 @@ def dense_2d(x, weights, activation=None):
     """
     y = tf.nn.bias_add(tf.matmul(x, weights.kernel), weights.bias)
     return activation(y) if activation is not None else y
+
+
+def dense_residual_layer_norm(x, weights, residual, norm, epsilon, dropout=None):
+    """Training's `LayerNorm(residual + dropout(x @ kernel + bias))`.
+
+    x: `(rows, in_dim)`; weights: `DenseWeights`; residual: `(..., out_dim)`
+    with `rows` positions; norm: `LayerNormWeights`; dropout: a Keras
+    `Dropout` layer, or None for none. The product runs without its bias:
+    bias, residual and LayerNorm are one fused kernel each way
+    (`albert_tf.layers.fused.residual_layer_norm`), unless dropout must mask
+    the biased product first. Returns `residual`'s shape, `x`'s dtype.
+    """
+    out, bias = tf.matmul(x, weights.kernel), weights.bias
+    if dropout is not None:
+        out, bias = dropout(tf.nn.bias_add(out, bias), training=True), None
+    flat = tf.reshape(residual, (-1, residual.shape[-1]))
+    y = fused.residual_layer_norm(out, flat, norm.gamma, norm.beta, epsilon, bias)
+    return tf.reshape(y, tf.shape(residual))
 
 
 def layer_norm_weights(layer, dtype):

@@ -5,9 +5,10 @@ from typing import NamedTuple
 import keras
 from keras import ops
 
+from albert_tf.layers import fused
 from albert_tf.layers.common import (DenseWeights, LayerNormWeights, activation_fn, dense_2d,
-                                     dense_weights, kernel_initializer, layer_norm,
-                                     layer_norm_weights)
+                                     dense_residual_layer_norm, dense_weights, kernel_initializer,
+                                     layer_norm, layer_norm_weights)
 
 
 class FeedForwardWeights(NamedTuple):
@@ -46,7 +47,8 @@ class FeedForwardBlock(keras.layers.Layer):
 
         init = kernel_initializer(initializer_range)
         self._activation = activation_fn(activation)
-        self._training_activation = activation_fn(activation, fused=True)
+        # act(h + bias), one fused kernel each way, for training (None: no fused form).
+        self._training_activation = fused.bias_activation(activation)
         # The Dense layers own the weights (and their names); `call` uses
         # them through `dense_2d`.
         self.intermediate = keras.layers.Dense(
@@ -77,10 +79,16 @@ class FeedForwardBlock(keras.layers.Layer):
         """The block with `weights` (`FeedForwardWeights`, cast once, used by many layers)."""
         inputs = layer_norm(self.layer_norm, x, weights.layer_norm) if self.normalize_first else x
         flat = ops.reshape(inputs, (-1, self.hidden_dim))  # (batch * seq, H)
-        # Training takes the fused GELU (one kernel each way); inference the
-        # plain ops, fused into the product by TensorFlow.
-        activation = self._training_activation if training else self._activation
-        h = dense_2d(flat, weights.intermediate, activation)  # (batch * seq, I)
+        if fused.active(training) and self._training_activation is not None:
+            # The bias and GELU one fused kernel each way (`albert_tf.layers.fused`).
+            h = self._training_activation(ops.matmul(flat, weights.intermediate.kernel),
+                                          weights.intermediate.bias)
+        else:  # plain ops, fused into the product by TensorFlow in inference
+            h = dense_2d(flat, weights.intermediate, self._activation)  # (batch * seq, I)
+        if fused.active(training) and not self.normalize_first:
+            return dense_residual_layer_norm(h, weights.output, x, weights.layer_norm,
+                                             self.layer_norm_epsilon,
+                                             self.output_dropout if self.dropout else None)
         out = dense_2d(h, weights.output)
         out = self.output_dropout(ops.reshape(out, ops.shape(x)), training=training)
         if self.normalize_first:
