@@ -126,6 +126,18 @@ def op_types(version_dir):
                                          for n in f.node_def}
 
 
+def xla_compiled_functions(version_dir):
+    """The names of a SavedModel's functions marked to be compiled by XLA
+    (`_XlaMustCompile`): what TF Serving and the TFLite converter may lack."""
+    from tensorflow.core.protobuf import saved_model_pb2
+
+    saved = saved_model_pb2.SavedModel()
+    with open(os.path.join(version_dir, "saved_model.pb"), "rb") as f:
+        saved.ParseFromString(f.read())
+    return [f.signature.name for f in saved.meta_graphs[0].graph_def.library.function
+            if f.attr["_XlaMustCompile"].b]
+
+
 def export_info(version_dir):
     from albert_tf.export import INFO_FILE
 

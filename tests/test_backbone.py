@@ -7,6 +7,7 @@ import tensorflow as tf
 
 from albert_tf import accounting
 from albert_tf.backbone import AlbertBackbone
+from albert_tf.layers import fused
 from albert_tf.models.pretraining import AlbertPretrainingModel
 from helpers import BATCH, SEQ, assert_close_at_scale, tiny_config, tiny_inputs
 
@@ -144,9 +145,11 @@ def test_extra_input_keys_are_ignored_and_missing_ones_named():
 
 def unrolled_encoder(encoder, x, attention_bias):
     """The encoder as a plain Python loop of block calls, each with its own
-    cast of the weights: what the encoder's `tf.while_loop` must equal."""
-    for a, f in zip(encoder.plan.attention, encoder.plan.ffn):
-        x = encoder.ffn_blocks[f](encoder.attention_blocks[a](x, attention_bias))
+    cast of the weights, in standard ops: what the encoder's `tf.while_loop`
+    (with the fused kernels) must equal."""
+    with fused.plain_ops():
+        for a, f in zip(encoder.plan.attention, encoder.plan.ffn):
+            x = encoder.ffn_blocks[f](encoder.attention_blocks[a](x, attention_bias))
     return x
 
 

@@ -177,6 +177,8 @@ def test_only_tensorflow_text_ops_come_from_outside_core_tensorflow(tmp_path_fac
     for path in (sst2[0], helpers.exported(tmp_path_factory, "squad")[0]):
         extra = {op for op in helpers.op_types(path) if not hasattr(tf.raw_ops, op)}
         assert extra and extra <= TF_TEXT_OPS, extra
+        # In-process inference takes XLA-fused kernels (albert_tf.layers.fused); exports not.
+        assert helpers.xla_compiled_functions(path) == []
 
 
 FRESH_PROCESS = r"""

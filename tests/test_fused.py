@@ -1,5 +1,5 @@
-"""Training's fused kernels compute what the plain ops (inference's) compute,
-values and gradients, and the blocks train with them."""
+"""The fused kernels compute what the plain ops (exports') compute, values
+and gradients, and the blocks train and infer with them."""
 
 import keras
 import numpy as np
@@ -139,7 +139,7 @@ def _block_outputs_and_gradients(block, args, training):
     lambda nf: FeedForwardBlock(hidden_dim=8, intermediate_dim=12, activation="gelu",
                                 normalize_first=nf, initializer_range=0.3),
 ], ids=["attention", "ffn", "ffn_exact_gelu"])
-def test_blocks_train_with_the_fused_kernels_as_they_infer(make_block, normalize_first):
+def test_blocks_with_the_fused_kernels_equal_the_plain_ops(make_block, normalize_first):
     block = make_block(normalize_first)
     block.build((None, None, 8))
     rng = np.random.default_rng(4)
@@ -147,9 +147,11 @@ def test_blocks_train_with_the_fused_kernels_as_they_infer(make_block, normalize
     args = [x]
     if isinstance(block, SelfAttentionBlock):
         args.append(tf.constant(-1e9 * (np.arange(5) >= 4)[None, None, None], "float32"))
-    # No dropout: training (fused) and inference (plain ops) compute the same function.
-    trained = _block_outputs_and_gradients(block, args, training=True)
-    inferred = _block_outputs_and_gradients(block, args, training=False)
     names = ["output", "dx", *(v.path for v in block.trainable_variables)]
-    for t, i, name in zip(trained, inferred, names):
-        assert_close_at_scale(t, i, 1e-5, name=name)
+    # No dropout: training and inference compute the same function.
+    with fused.plain_ops():
+        expected = _block_outputs_and_gradients(block, args, training=False)
+    for training in (True, False):
+        got = _block_outputs_and_gradients(block, args, training=training)
+        for g, e, name in zip(got, expected, names):
+            assert_close_at_scale(g, e, 1e-5, name=f"{name} (training={training})")

@@ -20,7 +20,7 @@ from albert_tf.config import AlbertConfig
 from albert_tf.export.multiple_choice import MultipleChoiceServing
 from albert_tf.models import AlbertMultipleChoice
 from conftest import FIXTURES
-from export_helpers import TINY, assert_refuses_other_shapes, randomize
+from export_helpers import TINY, assert_refuses_other_shapes, randomize, xla_compiled_functions
 from albert_tf.tasks.multiple_choice import ChoiceExample, encode_choices
 
 SPM = os.path.join(FIXTURES, "spm", "albert_30k_clean.model")
@@ -150,6 +150,7 @@ def test_finetune_export_and_serve_from_a_fresh_process(tmp_path):
     with open(os.path.join(version, "assets.extra", "albert_tf_export.json")) as f:
         info = json.load(f)
     assert info["inputs"] == ["context", "question", "choices"] and info["max_qa_length"] == 9
+    assert xla_compiled_functions(version) == []  # the scoring model: standard ops only
 
     questions = [(c, q, list(ch)) for c, q, ch in QUESTIONS]
     env = dict(cli.env(), PYTHONPATH="")  # albert_tf is not importable there

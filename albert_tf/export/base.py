@@ -12,12 +12,26 @@ import types
 
 import tensorflow as tf
 
+from albert_tf.layers.fused import plain_ops
+
 TOKEN_INPUTS = ("token_ids", "segment_ids", "padding_mask")
 # Batches are padded to a multiple of this many tokens, as `albert_tf.data.padded_length`
 # pads them in training and evaluation.
 LENGTH_MULTIPLE = 8
 # Model inputs are run this many tokens at a time (`ServingModule.run_model_in_chunks`).
 CHUNK_TOKENS = 4096
+
+
+def standard_ops(call):
+    """`call` (a model call) traced with standard TensorFlow ops only: no
+    XLA-compiled kernel (`albert_tf.layers.fused.plain_ops`), so that TF
+    Serving, the TFLite converter and the web bundle run the graph."""
+
+    def traced(*args, **kwargs):
+        with plain_ops():
+            return call(*args, **kwargs)
+
+    return traced
 
 
 def token_specs(names, length=None):
@@ -82,7 +96,7 @@ class ServingModule(tf.Module):
         super().__init__(name=name)
         self.tokenizer = tokenizer  # tracked: it owns the SentencePiece resource
         self.max_seq_length = max_seq_length
-        self._predict = functools.partial(model, training=False)  # not tracked
+        self._predict = standard_ops(functools.partial(model, training=False))  # not tracked
         self._functions = types.MappingProxyType({})
 
     def define_signatures(self, serve, text_inputs):

@@ -28,7 +28,8 @@ import types
 import tensorflow as tf
 
 from albert_tf.export import text_limit
-from albert_tf.export.base import ServingModule, checked_inputs, padded_length, token_specs
+from albert_tf.export.base import (ServingModule, checked_inputs, padded_length, standard_ops,
+                                   token_specs)
 from albert_tf.tokenizer import SegmentPacker
 from albert_tf.tokenizer.packing import slice_rows
 
@@ -104,7 +105,7 @@ class MultipleChoiceServing(ServingModule):
 
     def __init__(self, model, tokenizer, max_seq_length, max_qa_length, fill_blank):
         super().__init__(model, tokenizer, max_seq_length, name="albert_multiple_choice_serving")
-        self._score = functools.partial(model.score, training=False)  # not tracked
+        self._score = standard_ops(functools.partial(model.score, training=False))  # untracked
         self.packer = ChoicePacker(max_seq_length, max_qa_length, tokenizer.cls_id,
                                    tokenizer.sep_id, tokenizer.pad_id)
         self.max_qa_length = max_qa_length

@@ -114,7 +114,7 @@ class SelfAttentionBlock(keras.layers.Layer):
         # encoder loop, met a graph-optimizer bug: the backward pass's input
         # gradient came out empty.)
         scores = ops.matmul(q, ops.transpose(k, (0, 1, 3, 2)))  # (batch, heads, seq, seq)
-        if fused.active(training):  # one fused kernel each way (`albert_tf.layers.fused`)
+        if fused.enabled():  # one fused kernel each way (`albert_tf.layers.fused`)
             probs = fused.masked_softmax(scores, attention_bias)
             distributions = ops.cast(probs, "float32")
         else:
@@ -124,10 +124,10 @@ class SelfAttentionBlock(keras.layers.Layer):
         probs = self.probs_dropout(probs, training=training)
         context = ops.matmul(probs, v)  # (batch, heads, seq, head_dim)
         context = ops.reshape(ops.transpose(context, (0, 2, 1, 3)), (-1, self.hidden_dim))
-        if fused.active(training) and not self.normalize_first:
+        if fused.enabled() and not self.normalize_first:
             out = dense_residual_layer_norm(
                 context, weights.output, x, weights.layer_norm, self.layer_norm_epsilon,
-                self.output_dropout if self.dropout else None)
+                self.output_dropout if training and self.dropout else None)
             return (out, distributions) if return_probs else out
         out = ops.reshape(dense_2d(context, weights.output), ops.shape(x))  # (batch, seq, H)
         out = self.output_dropout(out, training=training)

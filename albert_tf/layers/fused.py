@@ -47,16 +47,16 @@ _INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
 _plain = False
 
 
-def active(training):
-    """Whether a block traced now with `training` takes these kernels: in
-    training, outside `plain_ops()`."""
-    return bool(training) and not _plain
+def enabled():
+    """Whether a block traced now takes these kernels: outside `plain_ops()`."""
+    return not _plain
 
 
 @contextlib.contextmanager
 def plain_ops():
-    """Within it, training is traced with the plain ops, as inference runs
-    (comparisons of the two, in tests and `bench/train_speed.py`)."""
+    """Within it, blocks are traced with standard TensorFlow ops only: what an
+    exported model holds (`albert_tf.export`), and what tests and
+    `bench/train_speed.py` compare the kernels with."""
     global _plain
     previous, _plain = _plain, True
     try:
