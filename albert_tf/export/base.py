@@ -22,18 +22,6 @@ LENGTH_MULTIPLE = 8
 CHUNK_TOKENS = 4096
 
 
-def standard_ops(call):
-    """`call` (a model call) traced with standard TensorFlow ops only: no
-    XLA-compiled kernel (`albert_tf.layers.fused.plain_ops`), so that TF
-    Serving, the TFLite converter and the web bundle run the graph."""
-
-    def traced(*args, **kwargs):
-        with plain_ops():
-            return call(*args, **kwargs)
-
-    return traced
-
-
 def token_specs(names, length=None):
     """int32 `(batch_size, length)` specs named `names` (length None: any)."""
     return [tf.TensorSpec([None, length], tf.int32, name=name) for name in names]
@@ -96,7 +84,7 @@ class ServingModule(tf.Module):
         super().__init__(name=name)
         self.tokenizer = tokenizer  # tracked: it owns the SentencePiece resource
         self.max_seq_length = max_seq_length
-        self._predict = standard_ops(functools.partial(model, training=False))  # not tracked
+        self._predict = functools.partial(model, training=False)  # not tracked
         self._functions = types.MappingProxyType({})
 
     def define_signatures(self, serve, text_inputs):
@@ -133,8 +121,12 @@ class ServingModule(tf.Module):
         return self._functions["encoded"](*(inputs[name] for name in self.input_names))
 
     def run_model(self, inputs):
-        """The model's outputs (dict) on a dict of int32 token inputs, in inference mode."""
-        return dict(self._predict(inputs))
+        """The model's outputs (dict) on a dict of int32 token inputs, in inference
+        mode, traced with standard TensorFlow ops only (no XLA-compiled kernel,
+        `albert_tf.layers.fused.plain_ops`): TF Serving, the TFLite converter and
+        the web bundle run the graph."""
+        with plain_ops():
+            return dict(self._predict(inputs))
 
     def run_model_in_chunks(self, inputs):
         """`run_model` over the rows of `inputs` a chunk at a time, so that a request

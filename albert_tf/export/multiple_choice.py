@@ -28,8 +28,8 @@ import types
 import tensorflow as tf
 
 from albert_tf.export import text_limit
-from albert_tf.export.base import (ServingModule, checked_inputs, padded_length, standard_ops,
-                                   token_specs)
+from albert_tf.export.base import ServingModule, checked_inputs, padded_length, token_specs
+from albert_tf.layers.fused import plain_ops
 from albert_tf.tokenizer import SegmentPacker
 from albert_tf.tokenizer.packing import slice_rows
 
@@ -105,7 +105,7 @@ class MultipleChoiceServing(ServingModule):
 
     def __init__(self, model, tokenizer, max_seq_length, max_qa_length, fill_blank):
         super().__init__(model, tokenizer, max_seq_length, name="albert_multiple_choice_serving")
-        self._score = standard_ops(functools.partial(model.score, training=False))  # untracked
+        self._score = functools.partial(model.score, training=False)  # not tracked
         self.packer = ChoicePacker(max_seq_length, max_qa_length, tokenizer.cls_id,
                                    tokenizer.sep_id, tokenizer.pad_id)
         self.max_qa_length = max_qa_length
@@ -125,8 +125,10 @@ class MultipleChoiceServing(ServingModule):
                 "max_qa_length": int(self.max_qa_length), "fill_blank": bool(self.fill_blank)}
 
     def run_model(self, inputs):
-        """One score per packed sequence: `{"logits": (rows,)}`."""
-        return {"logits": self._score(inputs)}
+        """One score per packed sequence: `{"logits": (rows,)}`, in standard ops
+        (as `ServingModule.run_model`)."""
+        with plain_ops():
+            return {"logits": self._score(inputs)}
 
     def pack(self, context, question, choices):
         """Packed rows `(batch * choices, max_seq_length)`, row `b * C + c` for choice c."""
