@@ -76,7 +76,8 @@ def dense_2d(x, weights, activation=None):
 
 
 def dense_residual_layer_norm(x, weights, residual, norm, epsilon, dropout=None):
-    """Training's `LayerNorm(residual + dropout(x @ kernel + bias))`.
+    """`LayerNorm(residual + dropout(x @ kernel + bias))`, a post-LayerNorm
+    block's output, with the fused kernel.
 
     x: `(rows, in_dim)`; weights: `DenseWeights`; residual: `(..., out_dim)`
     with `rows` positions; norm: `LayerNormWeights`; dropout: a Keras

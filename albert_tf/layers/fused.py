@@ -1,4 +1,4 @@
-"""Training's elementwise work around the products, each pass one fused kernel.
+"""The elementwise work around a block's products, each pass one fused kernel.
 
 Left to TensorFlow's graph (no XLA), what a transformer block does between
 its matrix products is dozens of small ops over its activations, each a
@@ -17,24 +17,25 @@ added inside it (so the product before it runs without one, and the bias's
 gradient is a reduction the backward kernel does anyway):
 
 - `bias_activation`: `act(h + bias)`, the feed-forward block's first
-  product's epilogue;
+  product's epilogue, in training (in inference TensorFlow's remapper
+  fuses MatMul + BiasAdd + GELU into one oneDNN call, which is as fast);
 - `residual_layer_norm`: `LayerNorm(out [+ bias] + residual)`, a
-  post-LayerNorm block's output;
+  post-LayerNorm block's output, in training and inference;
 - `masked_softmax`: `softmax(scores + attention_bias)`, the attention
-  distributions, returned in the scores' dtype.
+  distributions, returned in the scores' dtype, in training and inference.
 
 Backward passes recompute cheap values (the GELU's `tanh`, the normalized
 input) from the saved inputs instead of keeping the forward's intermediates.
 
-Inference keeps the plain ops (`albert_tf.layers.common`): there
-TensorFlow's remapper fuses MatMul + BiasAdd + GELU into one oneDNN call,
-and an exported model holds only standard ops (TF Serving, TFLite and the
-web bundle run it).
+Exports trace the blocks inside `plain_ops()` (`albert_tf.export.base`):
+an exported model holds standard TensorFlow ops only, which TF Serving,
+the TFLite converter and the web bundle run.
 """
 
 import contextlib
 import functools
 import math
+import threading
 
 import tensorflow as tf
 
@@ -44,12 +45,12 @@ _INV_SQRT_2 = 1.0 / math.sqrt(2.0)
 _INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
 
 
-_plain = False
+_state = threading.local()  # `plain`: inside `plain_ops()` (tracing is per thread)
 
 
 def enabled():
     """Whether a block traced now takes these kernels: outside `plain_ops()`."""
-    return not _plain
+    return not getattr(_state, "plain", False)
 
 
 @contextlib.contextmanager
@@ -57,12 +58,11 @@ def plain_ops():
     """Within it, blocks are traced with standard TensorFlow ops only: what an
     exported model holds (`albert_tf.export`), and what tests and
     `bench/train_speed.py` compare the kernels with."""
-    global _plain
-    previous, _plain = _plain, True
+    previous, _state.plain = getattr(_state, "plain", False), True
     try:
         yield
     finally:
-        _plain = previous
+        _state.plain = previous
 
 
 def _xla(fn):
