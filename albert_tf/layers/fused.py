@@ -56,8 +56,8 @@ def enabled():
 @contextlib.contextmanager
 def plain_ops():
     """Within it, blocks are traced with standard TensorFlow ops only: what an
-    exported model holds (`albert_tf.export`), and what tests and
-    `bench/train_speed.py` compare the kernels with."""
+    exported model holds (`albert_tf.export`), and what the tests compare the
+    kernels with."""
     previous, _state.plain = getattr(_state, "plain", False), True
     try:
         yield
@@ -159,10 +159,10 @@ def residual_layer_norm(out, residual, gamma, beta, epsilon, bias=None):
     statistics are float32 (as Keras' LayerNormalization computes them); the
     result has `out`'s dtype.
     """
+    kernels = _layer_norm_kernels(float(epsilon), bias is not None)
     if bias is None:
-        bias = tf.zeros((), out.dtype)  # ignored by the kernels
-    return _layer_norm_kernels(float(epsilon), bias.shape.rank == 1)(
-        out, residual, bias, gamma, beta)
+        bias = tf.zeros((), out.dtype)  # a placeholder the kernels ignore
+    return kernels(out, residual, bias, gamma, beta)
 
 
 @_xla
