@@ -155,3 +155,26 @@ def test_blocks_with_the_fused_kernels_equal_the_plain_ops(make_block, normalize
         got = _block_outputs_and_gradients(block, args, training=training)
         for g, e, name in zip(got, expected, names):
             assert_close_at_scale(g, e, 1e-5, name=f"{name} (training={training})")
+
+
+@pytest.mark.parametrize("jit_compile", [False, True])
+def test_a_step_that_xla_compiles_as_a_whole_traces_the_plain_ops(jit_compile):
+    # XLA fuses the plain ops itself; inside a compiled step the kernels only cost.
+    block = FeedForwardBlock(hidden_dim=8, intermediate_dim=12, initializer_range=0.3)
+    block.build((None, None, 8))
+    x = tf.constant(np.random.default_rng(5).normal(size=(2, 5, 8)), "float32")
+
+    def step(x):
+        with tf.GradientTape() as tape:
+            loss = tf.reduce_sum(block(x, training=True) ** 2)
+        return tape.gradient(loss, block.trainable_variables)
+
+    graph = tf.function(step, jit_compile=jit_compile).get_concrete_function(x).graph
+    kernels = [f.signature.name for f in graph.as_graph_def().library.function
+               if f.attr["_XlaMustCompile"].b]
+    assert bool(kernels) != jit_compile, kernels
+    with fused.plain_ops():
+        expected = step(x)
+    for got, want, variable in zip(tf.function(step, jit_compile=jit_compile)(x), expected,
+                                   block.trainable_variables):
+        assert_close_at_scale(got, want, 1e-5, name=variable.path)

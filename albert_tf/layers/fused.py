@@ -29,7 +29,10 @@ input) from the saved inputs instead of keeping the forward's intermediates.
 
 Exports trace the blocks inside `plain_ops()` (`albert_tf.export.base`):
 an exported model holds standard TensorFlow ops only, which TF Serving,
-the TFLite converter and the web bundle run.
+the TFLite converter and the web bundle run. A function compiled with XLA
+as a whole (`jit_compile=True`: `--xla=on`) traces the plain ops too: XLA
+fuses them itself, and measured there the kernels' fixed float32
+boundaries made the step slower, not faster.
 """
 
 import contextlib
@@ -38,6 +41,8 @@ import math
 import threading
 
 import tensorflow as tf
+from tensorflow.python.framework import ops as tf_ops
+from tensorflow.python.ops import control_flow_util
 
 _SQRT_2_OVER_PI = math.sqrt(2.0 / math.pi)
 _CUBIC = 0.044715  # the tanh form's coefficient (Hendrycks & Gimpel)
@@ -49,8 +54,16 @@ _state = threading.local()  # `plain`: inside `plain_ops()` (tracing is per thre
 
 
 def enabled():
-    """Whether a block traced now takes these kernels: outside `plain_ops()`."""
-    return not getattr(_state, "plain", False)
+    """Whether a block traced now takes these kernels: outside `plain_ops()`
+    and outside a function that XLA compiles as a whole."""
+    return not getattr(_state, "plain", False) and not in_compiled_function()
+
+
+def in_compiled_function():
+    """Whether the function being traced is compiled by XLA as a whole: a
+    `tf.function(jit_compile=True)`, or called inside one. (TensorFlow's own
+    test, which `tf.function` uses to not nest XLA compilations.)"""
+    return control_flow_util.GraphOrParentsInXlaContext(tf_ops.get_default_graph())
 
 
 @contextlib.contextmanager
