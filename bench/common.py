@@ -101,18 +101,24 @@ def table(rows, columns):
 
 
 def fma_peak():
-    """This host's float32 FMA peak from the CPU's own description, and the
-    assumptions it rests on: cores x FMA pipes x lanes x 2 FLOPs x clock.
+    """This host's vector FMA peaks from the CPU's own description, and the
+    assumptions they rest on: cores x FMA pipes x lanes x 2 FLOPs x clock.
 
     cores: the physical cores this process may run on (its CPUs over the
     threads per core that /proc/cpuinfo lists); lanes: float32 lanes of the
     widest vector FMA in the CPU flags (16 with avx512f, 8 with avx2 and fma,
     4 else), capped by ONEDNN_MAX_CPU_ISA when that limits the kernels to
-    AVX2; pipes: 2 (Intel's server cores and AMD Zen have two FMA pipes;
-    Zen 4 runs AVX-512 on 256-bit pipes, counted as 8 lanes); clock: the
-    highest of cpufreq's maximum and /proc/cpuinfo's "cpu MHz" (turbo above it is
-    not counted). bfloat16 matrix units (AMX) are not counted: their peak is
-    far above this one.
+    AVX2; AMD's Zen 4 (family 25) runs AVX-512 on 256-bit pipes, counted as
+    8 lanes, Zen 5 (family 26 and later) on 512-bit ones; pipes: 2 (Intel's
+    server cores and AMD Zen have two FMA pipes); clock: the highest of
+    cpufreq's maximum and /proc/cpuinfo's "cpu MHz" (turbo above it is not
+    counted). bfloat16: twice the float32 peak where the CPU has avx512_bf16
+    (its dot product does two bfloat16 products per float32 lane), else the
+    float32 peak (bfloat16 is converted to float32). Matrix units (AMX) are
+    not counted: their peak is far above these.
+
+    Returns {"fma_peak_gflops": float32 peak, "bf16_peak_gflops": ...,
+    "assumptions": "..."}.
     """
     info = {}
     try:
@@ -129,8 +135,10 @@ def fma_peak():
     threads_per_core = max(1, siblings // max(1, cores_per_socket))
     cores = max(1, cpus // threads_per_core)
     amd = "AMD" in info.get("vendor_id", "") + info.get("model name", "")
+    family = int(info.get("cpu family", 0) or 0)
     isa_cap = os.environ.get("ONEDNN_MAX_CPU_ISA", "").upper()
-    if "avx512f" in flags and not amd and not isa_cap.startswith("AVX2"):
+    capped = isa_cap.startswith("AVX2")
+    if "avx512f" in flags and not capped and not (amd and family < 26):
         lanes, isa = 16, "avx512f"
     elif "avx2" in flags and "fma" in flags:
         lanes, isa = 8, "avx2+fma" + (f" (ONEDNN_MAX_CPU_ISA={isa_cap})" if isa_cap else "")
@@ -144,7 +152,10 @@ def fma_peak():
         pass
     pipes = 2
     gflops = cores * pipes * lanes * 2 * mhz / 1000
+    bf16_dot = "avx512_bf16" in flags and not capped
     return {"fma_peak_gflops": round(gflops, 1),
+            "bf16_peak_gflops": round(gflops * (2 if bf16_dot else 1), 1),
             "assumptions": f"{cores} cores x {pipes} FMA pipes (assumed) x {lanes} float32 "
-                           f"lanes ({isa}) x 2 FLOPs x {mhz / 1000:.2f} GHz (cpu MHz/cpufreq; "
-                           "no turbo; AMX not counted)"}
+                           f"lanes ({isa}{f', AMD family {family}' if amd else ''}) x 2 FLOPs "
+                           f"x {mhz / 1000:.2f} GHz (cpu MHz/cpufreq; no turbo); bfloat16 "
+                           f"{'2x (avx512_bf16)' if bf16_dot else '1x'}; AMX not counted"}

@@ -8,7 +8,8 @@ Each measurement runs in its own process, one after the other, on the
 same machine in the same session: the ratios compare like with like. Each
 training row reports its model arithmetic (GFLOP/s, from
 `albert_tf.accounting`) as a fraction of the matmul benchmark and of the
-host's FMA peak (`common.fma_peak`, its assumptions printed).
+host's FMA peak (`common.fma_peak`, its assumptions printed), each in the
+row's precision (bfloat16 rows against the bfloat16 figures).
 """
 
 import argparse
@@ -60,7 +61,7 @@ def train_speed(args):
     best_peer = max(peers, key=lambda r: r["train"]) if peers else None
     best_forward = max(peers, key=lambda r: r["forward"]) if peers else None
     for r in rows:
-        bf16 = "bf16" in r["policy"]
+        bf16 = "bf16" in r["policy"] or "bfloat16" in r["policy"]
         gflops = r["train"] * flops / 1e9
         if "keras_hub" in by:
             r["train_vs_keras_hub"] = round(r["train"] / by["keras_hub"]["train"], 2)
@@ -70,13 +71,15 @@ def train_speed(args):
         r["train_gflops"] = round(gflops, 1)
         matmul = peak["bfloat16_gflops" if bf16 else "float32_gflops"]
         r["matmul_fraction"] = round(gflops / matmul, 2) if matmul else ""
-        r["fma_peak_fraction"] = round(gflops / fma["fma_peak_gflops"], 2)
+        r["fma_peak_fraction"] = round(
+            gflops / fma["bf16_peak_gflops" if bf16 else "fma_peak_gflops"], 2)
         r["train"], r["forward"] = round(r["train"], 2), round(r["forward"], 2)
     print(f"shape: size={args.size}, batch {args.batch}, length {args.seq}, {args.steps} steps, "
           f"median of {args.rounds} interleaved round(s); {flops / 1e9:.1f} GFLOP per training "
           "example")
     print(f"matmul benchmark (GFLOP/s): {peak}")
-    print(f"FMA peak: {fma['fma_peak_gflops']} GFLOP/s = {fma['assumptions']}")
+    print(f"FMA peak: {fma['fma_peak_gflops']} GFLOP/s float32, {fma['bf16_peak_gflops']} "
+          f"bfloat16 = {fma['assumptions']}")
     if best_peer:
         print(f"best peer: {best_peer['impl']} (training), {best_forward['impl']} (forward)")
     print(table(rows, ["impl", "policy", "xla", "layers", "train", "train_range", "forward",
