@@ -183,6 +183,32 @@ def test_encoder_loop_equals_unrolled_layers(sharing, execution):
             assert_close_at_scale(b, a, name=name)
 
 
+@pytest.mark.parametrize("sharing, execution", [
+    *((s, {}) for s in SHARINGS), ({}, {"recompute": True}), ({}, {"unroll": True}),
+    ({"num_groups": 2, "num_inner_repetitions": 2}, {"recompute": True}),
+    ({"normalize_first": True}, {})])
+def test_pooled_output_alone_equals_the_full_models(sharing, execution):
+    # `pooled_output` computes the last layer at [CLS] only: same values and gradients.
+    model = AlbertBackbone(tiny_config(num_layers=4, initializer_range=0.3, **sharing),
+                           **execution)
+    x = tiny_inputs()
+    x["padding_mask"][1, 3:] = 0
+    weight = tf.constant(np.random.default_rng(2).normal(size=(BATCH, 6)), "float32")
+
+    def outputs_and_gradients(pooled):
+        with tf.GradientTape() as tape:
+            y = pooled(x)
+            loss = tf.reduce_sum(y * weight)
+        return [y, *(tf.convert_to_tensor(g) for g in tape.gradient(loss,
+                                                                    model.trainable_variables))]
+
+    expected = outputs_and_gradients(lambda x: model(x, training=True)["pooled_output"])
+    got = outputs_and_gradients(lambda x: model.pooled_output(x, training=True))
+    for a, b, name in zip(expected, got, ["pooled"] + [v.path for v in model.trainable_variables]):
+        assert_close_at_scale(b, a, 1e-5, name=name)
+    np.testing.assert_allclose(model.pooled_output(x), model(x)["pooled_output"], atol=1e-6)
+
+
 def test_each_layer_of_the_loop_draws_its_own_dropout_masks():
     def seed_steps(num_layers):
         encoder = AlbertBackbone(tiny_config(num_layers=num_layers, dropout=0.5)).encoder

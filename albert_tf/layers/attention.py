@@ -94,26 +94,41 @@ class SelfAttentionBlock(keras.layers.Layer):
     def call(self, x, attention_bias, training=None):
         return self.call_with(self.compute_weights(), x, attention_bias, training)
 
-    def call_with(self, weights, x, attention_bias, training=None, return_probs=False):
+    def call_with(self, weights, x, attention_bias, training=None, return_probs=False,
+                  first_only=False):
         """The block with `weights` (`AttentionWeights`, cast once, used by many layers).
 
         return_probs: also return the attention distributions, float32
-        `(batch_size, num_heads, seq_length, seq_length)` (before dropout).
+        `(batch_size, num_heads, queries, seq_length)` (before dropout).
+        first_only: compute the output at the first position (`[CLS]`) only,
+            `(batch_size, 1, hidden_dim)`: its query attends to every key, as
+            in the full block, and the other positions' queries, outputs and
+            residuals are not computed (what a head that reads `[CLS]` alone
+            needs of the last layer).
         """
         batch, seq = ops.shape(x)[0], ops.shape(x)[1]
         inputs = layer_norm(self.layer_norm, x, weights.layer_norm) if self.normalize_first else x
         flat = ops.reshape(inputs, (-1, self.hidden_dim))  # (batch * seq, H)
-        qkv = dense_2d(flat, weights.qkv)  # (batch * seq, 3H)
-        qkv = ops.reshape(qkv, (batch, seq, 3, self.num_heads, self.head_dim))
-        qkv = ops.transpose(qkv, (2, 0, 3, 1, 4))  # (3, batch, heads, seq, head_dim)
-        # unstack, not qkv[i]: the gradient of three slices would be three
-        # full-size scatters (StridedSliceGrad was 11% of a training step).
-        q, k, v = ops.unstack(qkv, 3, axis=0)
+        if first_only:
+            h, qkv = self.hidden_dim, weights.qkv
+            q = dense_2d(inputs[:, 0], DenseWeights(qkv.kernel[:, :h], qkv.bias[:h]))  # (batch, H)
+            q = ops.reshape(q, (batch, self.num_heads, 1, self.head_dim))
+            kv = dense_2d(flat, DenseWeights(qkv.kernel[:, h:], qkv.bias[h:]))  # (batch * seq, 2H)
+            kv = ops.reshape(kv, (batch, seq, 2, self.num_heads, self.head_dim))
+            k, v = ops.unstack(ops.transpose(kv, (2, 0, 3, 1, 4)), 2, axis=0)
+            x = x[:, :1]  # the residual: the first position's
+        else:
+            qkv = dense_2d(flat, weights.qkv)  # (batch * seq, 3H)
+            qkv = ops.reshape(qkv, (batch, seq, 3, self.num_heads, self.head_dim))
+            qkv = ops.transpose(qkv, (2, 0, 3, 1, 4))  # (3, batch, heads, seq, head_dim)
+            # unstack, not qkv[i]: the gradient of three slices would be three
+            # full-size scatters (StridedSliceGrad was 11% of a training step).
+            q, k, v = ops.unstack(qkv, 3, axis=0)
         # Scaled by 1/sqrt(head_dim) already: the query's weights carry the
         # factor (`compute_weights`). (Scaling q here, inside the recomputing
         # encoder loop, met a graph-optimizer bug: the backward pass's input
         # gradient came out empty.)
-        scores = ops.matmul(q, ops.transpose(k, (0, 1, 3, 2)))  # (batch, heads, seq, seq)
+        scores = ops.matmul(q, ops.transpose(k, (0, 1, 3, 2)))  # (batch, heads, queries, seq)
         if fused.enabled():  # one fused kernel each way (`albert_tf.layers.fused`)
             probs = fused.masked_softmax(scores, attention_bias)
             distributions = ops.cast(probs, "float32")
@@ -122,14 +137,14 @@ class SelfAttentionBlock(keras.layers.Layer):
             distributions = ops.softmax(scores, axis=-1)
             probs = ops.cast(distributions, self.compute_dtype)
         probs = self.probs_dropout(probs, training=training)
-        context = ops.matmul(probs, v)  # (batch, heads, seq, head_dim)
+        context = ops.matmul(probs, v)  # (batch, heads, queries, head_dim)
         context = ops.reshape(ops.transpose(context, (0, 2, 1, 3)), (-1, self.hidden_dim))
         if fused.enabled() and not self.normalize_first:
             out = dense_residual_layer_norm(
                 context, weights.output, x, weights.layer_norm, self.layer_norm_epsilon,
                 self.output_dropout if training and self.dropout else None)
             return (out, distributions) if return_probs else out
-        out = ops.reshape(dense_2d(context, weights.output), ops.shape(x))  # (batch, seq, H)
+        out = ops.reshape(dense_2d(context, weights.output), ops.shape(x))  # (batch, queries, H)
         out = self.output_dropout(out, training=training)
         out = x + out if self.normalize_first else layer_norm(self.layer_norm, x + out,
                                                                weights.layer_norm)

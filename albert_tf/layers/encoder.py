@@ -142,26 +142,38 @@ class AlbertEncoder(keras.layers.Layer):
         return [[BlockWeights(attention[c.attention], ffn[c.ffn]) for c in run.calls]
                 for run in self.runs]
 
-    def call(self, x, attention_bias, training=None):
+    def call(self, x, attention_bias, training=None, first_only=False):
+        """first_only: the last block call computes the first position
+        (`[CLS]`) only (`SelfAttentionBlock.call_with`): the output is
+        `(batch_size, 1, hidden_dim)`, what a head on `[CLS]` alone reads, for
+        about one layer's arithmetic less. Ignored while recording (every
+        layer's states are kept whole)."""
         record = self.recorder
         if record is not None:
             record.hidden_states.append(x)
-        for run, weights in zip(self.runs, self._run_weights()):
+        first_only = first_only and record is None
+        for i, (run, weights) in enumerate(zip(self.runs, self._run_weights())):
             layer = functools.partial(self._layer, run.calls, training=training, record=record)
+            last = first_only and i == len(self.runs) - 1
             # A recording call runs unrolled: each layer's outputs are kept. So
             # does inference, where the loop saves nothing (no backward pass)
             # and costs time (albert-base bf16 forward: 0.8x unrolled's speed).
-            x = repeat(layer, run.times, x, (attention_bias,), weights,
+            x = repeat(layer, run.times - last, x, (attention_bias,), weights,
                        recompute=self.recompute and record is None and bool(training),
                        unroll=self.unroll or record is not None or not training)
-        return x  # (batch_size, seq_length, hidden_dim)
+            if last:
+                x = layer(x, attention_bias, weights, first_only=True)
+        return x  # (batch_size, seq_length or 1, hidden_dim)
 
-    def _layer(self, calls, x, attention_bias, weights, training=None, record=None):
+    def _layer(self, calls, x, attention_bias, weights, training=None, record=None,
+               first_only=False):
         """One layer: its block `calls` in turn, with their `BlockWeights`;
-        its output and last attention distributions added to `record` if given."""
-        for call, w in zip(calls, weights):
+        its output and last attention distributions added to `record` if given.
+        first_only: the last call computes the first position only."""
+        for i, (call, w) in enumerate(zip(calls, weights)):
             x, probs = self.attention_blocks[call.attention].call_with(
-                w.attention, x, attention_bias, training, return_probs=True)
+                w.attention, x, attention_bias, training, return_probs=True,
+                first_only=first_only and i == len(calls) - 1)
             x = self.ffn_blocks[call.ffn].call_with(w.ffn, x, training)
         if record is not None:
             record.hidden_states.append(x)

@@ -21,7 +21,7 @@ def repeat(layer, times, x, constants, weights, recompute=False, unroll=False):
 
     Args:
         layer: `layer(x, *constants, weights) -> x`, same shape and dtype.
-        times: how many times to apply it (a Python int).
+        times: how many times to apply it (a Python int; 0 returns `x`).
         x: the first input, e.g. `(batch_size, seq_length, hidden_dim)`.
         constants: tensors `layer` needs and that get no gradient.
         weights: a nest of tensors (NamedTuples, lists, ...) that `layer` is
@@ -38,6 +38,8 @@ def repeat(layer, times, x, constants, weights, recompute=False, unroll=False):
     """
     if recompute and unroll:
         raise ValueError("repeat: recompute needs the loop (unroll=False)")
+    if times == 0:
+        return x
     if recompute:
         return _recomputed_repeat(layer, times, x, constants, weights)
     if unroll or times == 1:

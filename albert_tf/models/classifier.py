@@ -42,7 +42,7 @@ class AlbertClassifier(TaskModel):
         return {"logits": "regression" if self.is_regression else "softmax"}
 
     def call(self, inputs, training=None):
-        pooled = self.backbone(inputs, training=training)["pooled_output"]
+        pooled = self.backbone.pooled_output(inputs, training=training)
         logits = self.classifier(self.head_dropout(pooled, training=training))
         return {"logits": ops.cast(logits, "float32")}
 

@@ -53,7 +53,7 @@ class AlbertMultipleChoice(TaskModel):
 
     def score(self, rows, training=None):
         """float32 `(rows,)`: the score of each packed sequence."""
-        pooled = self.backbone(rows, training=training)["pooled_output"]  # (rows, hidden)
+        pooled = self.backbone.pooled_output(rows, training=training)  # (rows, hidden)
         logits = self.classifier(self.head_dropout(pooled, training=training))  # (rows, 1)
         return ops.cast(logits[:, 0], "float32")
 
