@@ -98,6 +98,19 @@ def total(costs, components=COMPONENTS):
     return out
 
 
+def first_only_saving(config, seq_length):
+    """Forward FLOPs per token that `AlbertBackbone.pooled_output` does not
+    do: its last block call computes the `[CLS]` position alone, so the other
+    `seq_length - 1` positions' query, scores, context, output projection,
+    LayerNorms and feed-forward pass of that call are skipped (their keys
+    and values are computed). Per token of the whole sequence, like
+    `component_costs`."""
+    s, h, i, a = seq_length, config.hidden_dim, config.intermediate_dim, config.num_heads
+    per_position = (4 * h * h + 4 * s * h + _SOFTMAX_FLOPS * a * s  # the call but K and V
+                    + 4 * h * i + _GELU_FLOPS * i + 2 * _LN_FLOPS * h)
+    return per_position * (s - 1) / s
+
+
 def backbone_params(config):
     """Unique backbone parameters (with pooler, without heads)."""
     return total(component_costs(config, seq_length=1), COMPONENTS[:-1]).params

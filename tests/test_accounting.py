@@ -72,3 +72,38 @@ def test_inspect_cli_bad_model_is_one_line():
     assert result.stderr.strip().splitlines() == [
         "error: --model='albert_hueg' is neither a config file nor a preset "
         "(albert_base, albert_large, albert_tiny, albert_xlarge, albert_xxlarge)"]
+
+
+def _traced_matmul_flops(fn, seq_length):
+    """2 x m x n x k over the MatMul and BatchMatMul ops `fn` traces, in standard ops."""
+    import numpy as np
+    import tensorflow as tf
+
+    from albert_tf.layers import fused
+
+    spec = {k: tf.TensorSpec((2, seq_length), tf.int32)
+            for k in ("token_ids", "segment_ids", "padding_mask")}
+    with fused.plain_ops():
+        graph = tf.function(fn).get_concrete_function(spec).graph
+    total = 0
+    for op in graph.get_operations():
+        if op.type in ("MatMul", "BatchMatMulV2"):
+            a = op.inputs[0].shape
+            transposed = op.get_attr("transpose_a" if op.type == "MatMul" else "adj_x")
+            total += 2 * int(np.prod(op.outputs[0].shape)) * (a[-2] if transposed else a[-1])
+    return total
+
+
+def test_first_only_saving_is_what_pooled_output_skips():
+    # The products that `pooled_output` leaves out, counted in its traced graph
+    # against the full model's; the saving adds only the elementwise estimates.
+    from albert_tf.backbone import AlbertBackbone
+
+    config = AlbertConfig(vocabulary_size=50, num_layers=3, num_heads=2, hidden_dim=64,
+                          intermediate_dim=256, embedding_dim=16, max_sequence_length=16)
+    model, s = AlbertBackbone(config), 8
+    skipped = (_traced_matmul_flops(lambda x: model(x)["pooled_output"], s)
+               - _traced_matmul_flops(model.pooled_output, s)) / (2 * s)  # per token
+    assert skipped > 0
+    saving = accounting.first_only_saving(config, s)
+    assert skipped <= saving <= 1.05 * skipped
