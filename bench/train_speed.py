@@ -67,7 +67,7 @@ def albert_tf(batch, seq, steps, size="base", precision="auto", xla="auto",
     # Compiled as `predict` compiles it (Keras' predict function follows jit_compile).
     forward = tf.function(lambda x: model(x, training=False)["logits"], jit_compile=jit)
     return {"policy": policy, "xla": jit, "layers": "unrolled" if execution.unroll else "loop",
-            "chose_in_s": round(execution.seconds, 1),
+            "chose_in_s": round(execution.seconds, 1), "probe": execution.measurements(),
             **_rates(batch, steps, lambda: float(train()["loss"].numpy().ravel()[0]),
                      lambda: forward(x).numpy())}
 
