@@ -13,6 +13,12 @@ from albert_tf.layers.common import (DenseWeights, LayerNormWeights, activation_
 from albert_tf.layers.feedforward import FeedForwardBlock
 from helpers import assert_close_at_scale
 
+@pytest.fixture(autouse=True)
+def kernels_at_any_width(monkeypatch):
+    # These tiny blocks take the kernels, as blocks from 128 wide do.
+    monkeypatch.setattr(fused, "MIN_HIDDEN_DIM", 0)
+
+
 # (dtype, tolerance relative to the largest reference value)
 DTYPES = [("float32", 1e-5), ("bfloat16", 2e-2)]
 
@@ -178,3 +184,15 @@ def test_a_step_that_xla_compiles_as_a_whole_traces_the_plain_ops(jit_compile):
     for got, want, variable in zip(tf.function(step, jit_compile=jit_compile)(x), expected,
                                    block.trainable_variables):
         assert_close_at_scale(got, want, 1e-5, name=variable.path)
+
+
+def test_blocks_narrower_than_the_threshold_take_the_plain_ops(monkeypatch):
+    monkeypatch.setattr(fused, "MIN_HIDDEN_DIM", 16)
+    for width, expected in ((8, False), (16, True)):
+        block = FeedForwardBlock(hidden_dim=width, intermediate_dim=12)
+        block.build((None, None, width))
+        graph = tf.function(lambda x: block(x, training=True)).get_concrete_function(
+            tf.zeros((2, 5, width))).graph
+        kernels = [f for f in graph.as_graph_def().library.function
+                   if f.attr["_XlaMustCompile"].b]
+        assert bool(kernels) == expected, width

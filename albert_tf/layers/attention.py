@@ -129,7 +129,7 @@ class SelfAttentionBlock(keras.layers.Layer):
         # encoder loop, met a graph-optimizer bug: the backward pass's input
         # gradient came out empty.)
         scores = ops.matmul(q, ops.transpose(k, (0, 1, 3, 2)))  # (batch, heads, queries, seq)
-        if fused.enabled():  # one fused kernel each way (`albert_tf.layers.fused`)
+        if fused.enabled(self.hidden_dim):  # one fused kernel each way (`albert_tf.layers.fused`)
             probs = fused.masked_softmax(scores, attention_bias)
             distributions = ops.cast(probs, "float32")
         else:
@@ -139,7 +139,7 @@ class SelfAttentionBlock(keras.layers.Layer):
         probs = self.probs_dropout(probs, training=training)
         context = ops.matmul(probs, v)  # (batch, heads, queries, head_dim)
         context = ops.reshape(ops.transpose(context, (0, 2, 1, 3)), (-1, self.hidden_dim))
-        if fused.enabled() and not self.normalize_first:
+        if fused.enabled(self.hidden_dim) and not self.normalize_first:
             out = dense_residual_layer_norm(
                 context, weights.output, x, weights.layer_norm, self.layer_norm_epsilon,
                 self.output_dropout if training and self.dropout else None)

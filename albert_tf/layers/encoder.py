@@ -1,5 +1,6 @@
 """`AlbertEncoder`: the stored transformer blocks, called layer after layer."""
 
+import contextlib
 import dataclasses
 import functools
 import itertools
@@ -7,6 +8,7 @@ from typing import NamedTuple
 
 import keras
 
+from albert_tf.layers import fused
 from albert_tf.layers.attention import AttentionWeights, SelfAttentionBlock
 from albert_tf.layers.feedforward import FeedForwardBlock, FeedForwardWeights
 from albert_tf.layers.repeat import repeat
@@ -171,10 +173,14 @@ class AlbertEncoder(keras.layers.Layer):
         its output and last attention distributions added to `record` if given.
         first_only: the last call computes the first position only."""
         for i, (call, w) in enumerate(zip(calls, weights)):
-            x, probs = self.attention_blocks[call.attention].call_with(
-                w.attention, x, attention_bias, training, return_probs=True,
-                first_only=first_only and i == len(calls) - 1)
-            x = self.ffn_blocks[call.ffn].call_with(w.ffn, x, training)
+            first = first_only and i == len(calls) - 1
+            # The [CLS] row alone is too small for the fused kernels to repay
+            # compiling them for its shapes: standard ops.
+            with fused.plain_ops() if first else contextlib.nullcontext():
+                x, probs = self.attention_blocks[call.attention].call_with(
+                    w.attention, x, attention_bias, training, return_probs=True,
+                    first_only=first)
+                x = self.ffn_blocks[call.ffn].call_with(w.ffn, x, training)
         if record is not None:
             record.hidden_states.append(x)
             record.attention_probs.append(probs)

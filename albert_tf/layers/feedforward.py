@@ -79,13 +79,13 @@ class FeedForwardBlock(keras.layers.Layer):
         """The block with `weights` (`FeedForwardWeights`, cast once, used by many layers)."""
         inputs = layer_norm(self.layer_norm, x, weights.layer_norm) if self.normalize_first else x
         flat = ops.reshape(inputs, (-1, self.hidden_dim))  # (batch * seq, H)
-        if training and fused.enabled() and self._training_activation is not None:
+        if training and fused.enabled(self.hidden_dim) and self._training_activation is not None:
             # The bias and GELU one fused kernel each way (`albert_tf.layers.fused`).
             h = self._training_activation(ops.matmul(flat, weights.intermediate.kernel),
                                           weights.intermediate.bias)
         else:  # plain ops, fused into the product by TensorFlow in inference
             h = dense_2d(flat, weights.intermediate, self._activation)  # (batch * seq, I)
-        if fused.enabled() and not self.normalize_first:
+        if fused.enabled(self.hidden_dim) and not self.normalize_first:
             return dense_residual_layer_norm(h, weights.output, x, weights.layer_norm,
                                              self.layer_norm_epsilon,
                                              self.output_dropout if training and self.dropout

@@ -53,9 +53,18 @@ _INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
 _state = threading.local()  # `plain`: inside `plain_ops()` (tracing is per thread)
 
 
-def enabled():
-    """Whether a block traced now takes these kernels: outside `plain_ops()`
-    and outside a function that XLA compiles as a whole."""
+# Narrower blocks take the plain ops: their kernels' compilations (one per
+# new batch shape) cost more than they save (toy and test models; the
+# smallest released ALBERT, albert_tiny_zh, is 312 wide).
+MIN_HIDDEN_DIM = 128
+
+
+def enabled(hidden_dim=None):
+    """Whether a block (of width `hidden_dim`) traced now takes these
+    kernels: outside `plain_ops()`, outside a function that XLA compiles as a
+    whole, and `hidden_dim` at least `MIN_HIDDEN_DIM`."""
+    if hidden_dim is not None and hidden_dim < MIN_HIDDEN_DIM:
+        return False
     return not getattr(_state, "plain", False) and not in_compiled_function()
 
 
