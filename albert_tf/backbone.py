@@ -109,7 +109,8 @@ class AlbertBackbone(keras.Model):
         `first_only`): the same numbers for less arithmetic, what the heads
         on the pooled output (classification, multiple choice) call. For
         albert-base at length 128, 7% of a forward pass's arithmetic less
-        (`albert_tf.accounting` counts the full model).
+        (`albert_tf.accounting` counts the full model; not when the encoder
+        recomputes, see `AlbertEncoder.call`).
 
         inputs: a dict with the model's three inputs (other keys are ignored).
         """
