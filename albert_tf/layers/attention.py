@@ -112,18 +112,12 @@ class SelfAttentionBlock(keras.layers.Layer):
         if first_only:
             h, qkv = self.hidden_dim, weights.qkv
             q = dense_2d(inputs[:, 0], DenseWeights(qkv.kernel[:, :h], qkv.bias[:h]))  # (batch, H)
-            q = ops.reshape(q, (batch, self.num_heads, 1, self.head_dim))
+            (q,) = self._heads(q, batch, 1, 1)
             kv = dense_2d(flat, DenseWeights(qkv.kernel[:, h:], qkv.bias[h:]))  # (batch * seq, 2H)
-            kv = ops.reshape(kv, (batch, seq, 2, self.num_heads, self.head_dim))
-            k, v = ops.unstack(ops.transpose(kv, (2, 0, 3, 1, 4)), 2, axis=0)
+            k, v = self._heads(kv, batch, seq, 2)
             x = x[:, :1]  # the residual: the first position's
         else:
-            qkv = dense_2d(flat, weights.qkv)  # (batch * seq, 3H)
-            qkv = ops.reshape(qkv, (batch, seq, 3, self.num_heads, self.head_dim))
-            qkv = ops.transpose(qkv, (2, 0, 3, 1, 4))  # (3, batch, heads, seq, head_dim)
-            # unstack, not qkv[i]: the gradient of three slices would be three
-            # full-size scatters (StridedSliceGrad was 11% of a training step).
-            q, k, v = ops.unstack(qkv, 3, axis=0)
+            q, k, v = self._heads(dense_2d(flat, weights.qkv), batch, seq, 3)
         # Scaled by 1/sqrt(head_dim) already: the query's weights carry the
         # factor (`compute_weights`). (Scaling q here, inside the recomputing
         # encoder loop, met a graph-optimizer bug: the backward pass's input
@@ -149,6 +143,15 @@ class SelfAttentionBlock(keras.layers.Layer):
         out = x + out if self.normalize_first else layer_norm(self.layer_norm, x + out,
                                                                weights.layer_norm)
         return (out, distributions) if return_probs else out
+
+    def _heads(self, projected, batch, seq, parts):
+        """`parts` tensors `(batch, heads, seq, head_dim)` from the projections
+        `(batch * seq, parts * H)` side by side."""
+        projected = ops.reshape(projected, (batch, seq, parts, self.num_heads, self.head_dim))
+        projected = ops.transpose(projected, (2, 0, 3, 1, 4))  # (parts, batch, heads, seq, hd)
+        # unstack, not projected[i]: the gradient of slices would be full-size
+        # scatters (StridedSliceGrad was 11% of a training step).
+        return ops.unstack(projected, parts, axis=0)
 
     def compute_output_shape(self, x_shape, attention_bias_shape=None):
         return x_shape
