@@ -59,13 +59,12 @@ _state = threading.local()  # `plain`: inside `plain_ops()` (tracing is per thre
 MIN_HIDDEN_DIM = 128
 
 
-def enabled(hidden_dim=None):
-    """Whether a block (of width `hidden_dim`) traced now takes these
-    kernels: outside `plain_ops()`, outside a function that XLA compiles as a
-    whole, and `hidden_dim` at least `MIN_HIDDEN_DIM`."""
-    if hidden_dim is not None and hidden_dim < MIN_HIDDEN_DIM:
-        return False
-    return not getattr(_state, "plain", False) and not in_compiled_function()
+def enabled(hidden_dim):
+    """Whether a block of width `hidden_dim` traced now takes these kernels:
+    at least `MIN_HIDDEN_DIM` wide, outside `plain_ops()` and outside a
+    function that XLA compiles as a whole."""
+    return (hidden_dim >= MIN_HIDDEN_DIM and not getattr(_state, "plain", False)
+            and not in_compiled_function())
 
 
 def in_compiled_function():
