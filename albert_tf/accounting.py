@@ -105,9 +105,10 @@ def first_only_saving(config, seq_length):
     LayerNorms and feed-forward pass of that call are skipped (their keys
     and values are computed). Per token of the whole sequence, like
     `component_costs`."""
-    s, h, i, a = seq_length, config.hidden_dim, config.intermediate_dim, config.num_heads
-    per_position = (4 * h * h + 4 * s * h + _SOFTMAX_FLOPS * a * s  # the call but K and V
-                    + 4 * h * i + _GELU_FLOPS * i + 2 * _LN_FLOPS * h)
+    s, h = seq_length, config.hidden_dim
+    costs, calls = component_costs(config, s), sharing_plan(config).num_calls
+    attention = costs["attention"].flops_per_token / calls - 4 * h * h  # but K and V
+    per_position = attention + costs["ffn"].flops_per_token / calls + 2 * _LN_FLOPS * h
     return per_position * (s - 1) / s
 
 
