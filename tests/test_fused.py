@@ -13,6 +13,7 @@ from albert_tf.layers.common import (DenseWeights, LayerNormWeights, activation_
 from albert_tf.layers.feedforward import FeedForwardBlock
 from helpers import assert_close_at_scale
 
+
 @pytest.fixture(autouse=True)
 def kernels_at_any_width(monkeypatch):
     # These tiny blocks take the kernels, as blocks from 128 wide do.
@@ -163,6 +164,12 @@ def test_blocks_with_the_fused_kernels_equal_the_plain_ops(make_block, normalize
             assert_close_at_scale(g, e, 1e-5, name=f"{name} (training={training})")
 
 
+def _kernels(concrete_function):
+    """The names of the XLA-compiled functions a traced function calls."""
+    return [f.signature.name for f in concrete_function.graph.as_graph_def().library.function
+            if f.attr["_XlaMustCompile"].b]
+
+
 @pytest.mark.parametrize("jit_compile", [False, True])
 def test_a_step_that_xla_compiles_as_a_whole_traces_the_plain_ops(jit_compile):
     # XLA fuses the plain ops itself; inside a compiled step the kernels only cost.
@@ -175,9 +182,7 @@ def test_a_step_that_xla_compiles_as_a_whole_traces_the_plain_ops(jit_compile):
             loss = tf.reduce_sum(block(x, training=True) ** 2)
         return tape.gradient(loss, block.trainable_variables)
 
-    graph = tf.function(step, jit_compile=jit_compile).get_concrete_function(x).graph
-    kernels = [f.signature.name for f in graph.as_graph_def().library.function
-               if f.attr["_XlaMustCompile"].b]
+    kernels = _kernels(tf.function(step, jit_compile=jit_compile).get_concrete_function(x))
     assert bool(kernels) != jit_compile, kernels
     with fused.plain_ops():
         expected = step(x)
@@ -191,8 +196,6 @@ def test_blocks_narrower_than_the_threshold_take_the_plain_ops(monkeypatch):
     for width, expected in ((8, False), (16, True)):
         block = FeedForwardBlock(hidden_dim=width, intermediate_dim=12)
         block.build((None, None, width))
-        graph = tf.function(lambda x: block(x, training=True)).get_concrete_function(
-            tf.zeros((2, 5, width))).graph
-        kernels = [f for f in graph.as_graph_def().library.function
-                   if f.attr["_XlaMustCompile"].b]
+        kernels = _kernels(tf.function(lambda x: block(x, training=True)).get_concrete_function(
+            tf.zeros((2, 5, width))))
         assert bool(kernels) == expected, width
