@@ -258,6 +258,7 @@ def test_per_token_teacher_arrays_are_cut_to_the_batch_length():
     assert features.signature()["teacher_logits"].shape.as_list() == [None, None, 4]
 
 
+@pytest.mark.slow
 def test_distill_cli_end_to_end_and_its_errors(teacher, tmp_path):
     data, teacher_dir, _ = teacher
     student = cli.tiny_model(str(tmp_path))
