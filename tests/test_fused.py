@@ -106,6 +106,37 @@ def test_masked_softmax_equals_the_softmax_of_the_biased_scores(dtype, tolerance
              rng.normal(size=scores.shape), dtype, tolerance, ["dscores"])
 
 
+def test_kernels_traced_with_unknown_lengths_equal_the_eager_call():
+    # A training graph traces variable-length batches with unknown dimensions:
+    # the kernels' row sums (products with a column of ones) take the length
+    # from the tensor at run time.
+    rng = np.random.default_rng(4)
+    scores = tf.constant(rng.normal(size=(2, 3, 7, 7)) * 4, "float32")
+    attention_bias = tf.constant(-1e9 * (rng.random((2, 1, 1, 7)) < 0.3), "float32")
+    out, residual = (tf.constant(rng.normal(size=(6, 10)), "float32") for _ in range(2))
+    gamma, beta = tf.ones(10), tf.zeros(10)
+
+    @tf.function(input_signature=[tf.TensorSpec((None, 3, None, None)),
+                                  tf.TensorSpec((None, 1, 1, None))])
+    def softmax_and_gradient(s, bias):
+        return _values_and_gradients(lambda s: fused.masked_softmax(s, bias), [s], s)
+
+    @tf.function(input_signature=[tf.TensorSpec((None, None))] * 2)
+    def norm_and_gradients(o, r):
+        return _values_and_gradients(
+            lambda o, r: fused.residual_layer_norm(o, r, gamma, beta, 1e-12), [o, r], o)
+
+    for got, expected in [
+            (softmax_and_gradient(scores, attention_bias),
+             _values_and_gradients(lambda s: fused.masked_softmax(s, attention_bias), [scores],
+                                   scores)),
+            (norm_and_gradients(out, residual),
+             _values_and_gradients(lambda o, r: fused.residual_layer_norm(
+                 o, r, gamma, beta, 1e-12), [out, residual], out))]:
+        for g, e in zip(got, expected):
+            np.testing.assert_allclose(g.numpy(), e.numpy(), rtol=1e-5, atol=1e-6)
+
+
 def test_dense_residual_layer_norm_masks_the_biased_product():
     rng = np.random.default_rng(3)
     x, residual = tf.constant(rng.normal(size=(6, 4)), "float32"), \

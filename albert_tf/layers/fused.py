@@ -94,6 +94,29 @@ def _f32(x):
     return tf.cast(x, tf.float32)
 
 
+# XLA's CPU backend runs a reduction over the last axis as a scalar loop on
+# one thread, and a product with a column of ones as a vectorized, threaded
+# matmul: the kernels below take their row means and sums as products
+# (float32 accumulation either way; the softmax's row maximum stays a
+# reduction). Measured on albert-base's shapes in bfloat16 (2-core Zen 4,
+# chained forward + backward calls, interleaved): LayerNorm 1.34-1.40x and
+# the attention softmax 1.47x as fast; a training step 1.03x. (Sums over the
+# rows, axis 0, stay reductions: as products they were slower.)
+
+def _row_sum(x, scale=1.0):
+    """`scale` times the sum over the last axis of a float32 `(..., dim)` tensor,
+    kept as `(..., 1)`."""
+    dim = tf.shape(x)[-1]
+    column = tf.fill(tf.stack([dim, 1]), tf.constant(1.0) * scale)
+    total = tf.matmul(tf.reshape(x, tf.stack([-1, dim])), column)
+    return tf.reshape(total, tf.concat([tf.shape(x)[:-1], [1]], 0))
+
+
+def _row_mean(x):
+    """The mean over the last axis of a float32 `(..., dim)` tensor, kept as `(..., 1)`."""
+    return _row_sum(x, 1.0 / tf.cast(tf.shape(x)[-1], tf.float32))
+
+
 def _gelu_approximate(u):
     """(GELU(u), GELU'(u)) of the tanh form, u float32."""
     u2 = u * u
@@ -147,9 +170,9 @@ def _layer_norm_kernels(epsilon, with_bias):
     @_xla
     def forward(out, residual, bias, gamma, beta):
         s = total(out, residual, bias)
-        mean = tf.reduce_mean(s, -1, keepdims=True)
+        mean = _row_mean(s)
         centred = s - mean
-        rstd = tf.math.rsqrt(tf.reduce_mean(centred * centred, -1, keepdims=True) + epsilon)
+        rstd = tf.math.rsqrt(_row_mean(centred * centred) + epsilon)
         y = centred * rstd * _f32(gamma) + _f32(beta)
         return tf.cast(y, out.dtype), mean, rstd
 
@@ -158,8 +181,7 @@ def _layer_norm_kernels(epsilon, with_bias):
         normalized = (total(out, residual, bias) - mean) * rstd
         g = _f32(dy)
         dn = g * _f32(gamma)
-        ds = rstd * (dn - tf.reduce_mean(dn, -1, keepdims=True)
-                     - normalized * tf.reduce_mean(dn * normalized, -1, keepdims=True))
+        ds = rstd * (dn - _row_mean(dn) - normalized * _row_mean(dn * normalized))
         d_bias = tf.cast(tf.reduce_sum(ds, 0), bias.dtype) if with_bias else tf.zeros_like(bias)
         return (tf.cast(ds, out.dtype), tf.cast(ds, residual.dtype), d_bias,
                 tf.cast(tf.reduce_sum(g * normalized, 0), gamma.dtype),
@@ -188,13 +210,15 @@ def residual_layer_norm(out, residual, gamma, beta, epsilon, bias=None):
 
 @_xla
 def _softmax_forward(scores, attention_bias):
-    return tf.cast(tf.nn.softmax(_f32(scores) + _f32(attention_bias), -1), scores.dtype)
+    z = _f32(scores) + _f32(attention_bias)
+    e = tf.exp(z - tf.reduce_max(z, -1, keepdims=True))
+    return tf.cast(e / _row_sum(e), scores.dtype)
 
 
 @_xla
 def _softmax_backward(probs, dp):
     p, g = _f32(probs), _f32(dp)
-    return tf.cast(p * (g - tf.reduce_sum(g * p, -1, keepdims=True)), probs.dtype)
+    return tf.cast(p * (g - _row_sum(g * p)), probs.dtype)
 
 
 @tf.custom_gradient
