@@ -107,7 +107,7 @@ def _row_sum(x, scale=1.0):
     """`scale` times the sum over the last axis of a float32 `(..., dim)` tensor,
     kept as `(..., 1)`."""
     dim = tf.shape(x)[-1]
-    column = tf.fill(tf.stack([dim, 1]), tf.constant(1.0) * scale)
+    column = tf.fill(tf.stack([dim, 1]), tf.cast(scale, tf.float32))
     total = tf.matmul(tf.reshape(x, tf.stack([-1, dim])), column)
     return tf.reshape(total, tf.concat([tf.shape(x)[:-1], [1]], 0))
 
