@@ -17,7 +17,7 @@ keep mostly one core busy, so on an idle machine the wall time is near the CPU
 time.
 
 The budget: the tier's limit is 10 minutes on 2 cores; 2 x 600 s = 1,200 s of
-CPU is the most such a run can hold. `make test` (4 workers) measured 805 s of
+CPU is the most such a run can hold. `make test` (then 4 workers) measured 805 s of
 CPU for 1,207 tests in 7 min 27 s on an idle 2-core machine, and 942 s in a fresh
 clone on the same machine shared with three training runs (CPU time grows a
 little on a busy host: caches, hyper-threads). The budget sits between that and

@@ -109,6 +109,9 @@ def test_existing_or_bad_versions_are_refused(tmp_path, sst2):
             finetuned.export_model(model_dir, str(tmp_path), version=bad)
 
 
+# Default tier: test_api.py's test_each_function_equals_its_command_and_a_dataframe_trains_as_
+# its_file runs the export command.
+@pytest.mark.slow
 def test_export_command(tmp_path, sst2):
     root = tmp_path / "exports"
     result = cli.run("albert_tf.export", f"--model_dir={os.path.dirname(sst2[1])}",

@@ -85,6 +85,9 @@ def _run_in(folder, *args):
                           timeout=300, cwd=folder, env=cli.env())
 
 
+# Three runs of the command; default tier, resuming: test_finetune_cli.py's
+# test_train_evaluate_predict_then_resume_is_a_no_op_and_other_settings_are_refused.
+@pytest.mark.slow
 def test_resume_does_not_depend_on_how_the_folder_is_spelled_or_where_it_is(tmp_path,
                                                                             monkeypatch):
     model = cli.tiny_model(str(tmp_path))

@@ -18,6 +18,8 @@ def args(output, *extra):
             "--dupe_factor=4", "--num_shards=2", *extra]
 
 
+@pytest.mark.slow  # two runs of the command; default tier:
+# test_pretraining_data_records.py's test_pipeline_is_determined_by_the_seed
 def test_run_prints_summary_and_is_byte_identical_across_processes(tmp_path):
     outputs = []
     for name, hash_seed in (("a", "1"), ("b", "2")):

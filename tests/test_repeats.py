@@ -200,6 +200,8 @@ def _cli_args(tmp_path, *extra):
             "--train_steps=2", "--warmup_steps=0", "--precision=fp32", *extra)
 
 
+@pytest.mark.slow  # two fine-tuning runs in a subprocess; default tier:
+# test_the_seeds_summary_equals_statistics_of_the_per_seed_files
 def test_finetune_seeds_runs_one_folder_per_seed_and_summarises_them(tmp_path):
     import cli_helpers as cli
 
