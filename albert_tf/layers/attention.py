@@ -4,6 +4,7 @@ import math
 from typing import NamedTuple
 
 import keras
+import tensorflow as tf
 from keras import ops
 
 from albert_tf.layers import fused
@@ -110,10 +111,15 @@ class SelfAttentionBlock(keras.layers.Layer):
         inputs = layer_norm(self.layer_norm, x, weights.layer_norm) if self.normalize_first else x
         flat = ops.reshape(inputs, (-1, self.hidden_dim))  # (batch * seq, H)
         if first_only:
-            h, qkv = self.hidden_dim, weights.qkv
-            q = dense_2d(inputs[:, 0], DenseWeights(qkv.kernel[:, :h], qkv.bias[:h]))  # (batch, H)
+            # split, not slices: the gradient of a slice is a full-size scatter
+            # of zeros (StridedSliceGrad, 6 ms of a bf16 albert-base step), of
+            # a split one concatenation.
+            parts = [self.hidden_dim, 2 * self.hidden_dim]
+            q_weights, kv_weights = (DenseWeights(*w) for w in zip(
+                tf.split(weights.qkv.kernel, parts, axis=1), tf.split(weights.qkv.bias, parts)))
+            q = dense_2d(inputs[:, 0], q_weights)  # (batch, H)
             (q,) = self._heads(q, batch, 1, 1)
-            kv = dense_2d(flat, DenseWeights(qkv.kernel[:, h:], qkv.bias[h:]))  # (batch * seq, 2H)
+            kv = dense_2d(flat, kv_weights)  # (batch * seq, 2H)
             k, v = self._heads(kv, batch, seq, 2)
             x = x[:, :1]  # the residual: the first position's
         else:
