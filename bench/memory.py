@@ -1,10 +1,12 @@
 """Peak memory of a training step, with and without activation recomputation.
 
     python bench/memory.py [--preset=albert_xxlarge] [--batches=1,2,3] [--seq=512]
+        [--precision=auto|fp32|bf16]
 
 Each variant runs in its own process (peak resident memory is per process):
 a classifier on the preset's configuration (random weights), trained for a
-step after a warm-up step under the default precision, with and without
+step after a warm-up step under `--precision` (`finetune`'s choices; auto: what a
+run would pick here), with and without
 recomputation, at each batch size; prints peak RSS and step time, their
 ratios, and the analytical activation estimate of `albert_tf.accounting`.
 A child killed by the out-of-memory killer is reported as such.
@@ -14,10 +16,11 @@ import argparse
 import resource
 import sys
 
+from albert_tf.training.settings import PRECISIONS
 from common import emit, run_json, table, timed
 
 
-def measure(preset, batch, seq, recompute, steps):
+def measure(preset, batch, seq, recompute, steps, precision):
     import numpy as np
     import tensorflow as tf
 
@@ -27,7 +30,7 @@ def measure(preset, batch, seq, recompute, steps):
     from albert_tf.training.devices import make_strategy, resolve_precision
     from albert_tf.training.optimizers import create_optimizer
 
-    policy, jit = resolve_precision("auto", "auto", make_strategy("one_device"))
+    policy, jit = resolve_precision(precision, "auto", make_strategy("one_device"))
     config = AlbertConfig.preset(preset)
     model = AlbertClassifier(AlbertBackbone(config, dtype=policy, recompute=recompute), 2)
     model.compile(optimizer=create_optimizer("adamw", 1e-5, 1000, 10), jit_compile=jit)
@@ -49,12 +52,13 @@ def main():
     parser.add_argument("--batches", default="1,2,3", help="comma-separated batch sizes")
     parser.add_argument("--seq", type=int, default=512)
     parser.add_argument("--steps", type=int, default=1)
+    parser.add_argument("--precision", default="auto", choices=PRECISIONS)
     parser.add_argument("--variant", choices=["recompute", "plain"])
     args = parser.parse_args()
     if args.variant:  # the child process
         emit({"batch": int(args.batches),
               **measure(args.preset, int(args.batches), args.seq, args.variant == "recompute",
-                        args.steps)})
+                        args.steps, args.precision)})
         return
     rows, ratios = [], []
     for batch in [int(b) for b in args.batches.split(",")]:
@@ -80,7 +84,8 @@ def child(args, batch, variant):
     """One variant's row; a child killed for memory is a row that says so."""
     try:
         return run_json("memory.py", f"--preset={args.preset}", f"--batches={batch}",
-                        f"--seq={args.seq}", f"--steps={args.steps}", f"--variant={variant}",
+                        f"--seq={args.seq}", f"--steps={args.steps}", f"--precision={args.precision}",
+                        f"--variant={variant}",
                         python=sys.executable)
     except RuntimeError as error:
         if "signal 9" not in str(error):
