@@ -1,14 +1,14 @@
 """Peak memory of a training step, with and without activation recomputation.
 
     python bench/memory.py [--preset=albert_xxlarge] [--batches=1,2,3] [--seq=512]
-        [--precision=auto|fp32|bf16]
+        [--precision=auto|fp32|bf16|fp16]
 
 Each variant runs in its own process (peak resident memory is per process):
 a classifier on the preset's configuration (random weights), trained for a
-step after a warm-up step under `--precision` (`finetune`'s choices; auto: what a
-run would pick here), with and without
-recomputation, at each batch size; prints peak RSS and step time, their
-ratios, and the analytical activation estimate of `albert_tf.accounting`.
+step after a warm-up step under `--precision` (`finetune`'s choices; auto:
+what a run would pick here), with and without recomputation, at each batch
+size; prints peak RSS and step time, their ratios, and the analytical
+activation estimate of `albert_tf.accounting`.
 A child killed by the out-of-memory killer is reported as such.
 """
 
@@ -84,8 +84,8 @@ def child(args, batch, variant):
     """One variant's row; a child killed for memory is a row that says so."""
     try:
         return run_json("memory.py", f"--preset={args.preset}", f"--batches={batch}",
-                        f"--seq={args.seq}", f"--steps={args.steps}", f"--precision={args.precision}",
-                        f"--variant={variant}",
+                        f"--seq={args.seq}", f"--steps={args.steps}",
+                        f"--precision={args.precision}", f"--variant={variant}",
                         python=sys.executable)
     except RuntimeError as error:
         if "signal 9" not in str(error):
