@@ -39,6 +39,21 @@ def _median_row(rows):
     return row
 
 
+def _ceiling(albert_tf, best_peer, peak, flops):
+    """A line: albert_tf's training examples/s if its whole step ran at the
+    matmul benchmark's rate (`flops` per example, in its row's precision), as
+    a ratio to the best peer: the most its row can show against that peer
+    unless a step outruns TensorFlow's own best single product."""
+    bf16 = "bf16" in albert_tf["policy"] or "bfloat16" in albert_tf["policy"]
+    gflops = peak["bfloat16_gflops" if bf16 else "float32_gflops"]
+    if not gflops:
+        return "ceiling: no matmul benchmark figure"
+    examples = gflops * 1e9 / flops
+    return (f"ceiling: albert_tf's step at the matmul benchmark's {gflops} GFLOP/s would "
+            f"train {examples:.2f} examples/s, {examples / best_peer['train']:.2f}x "
+            f"{best_peer['impl']} (measured: {albert_tf['train'] / best_peer['train']:.2f}x)")
+
+
 def train_speed(args):
     impls = args.impls.split(",") if args.impls else list(TRAIN_IMPLS)
     shape = [f"--steps={args.steps}", f"--size={args.size}", f"--batch={args.batch}",
@@ -86,6 +101,8 @@ def train_speed(args):
           f"bfloat16 = {fma['assumptions']}")
     if best_peer:
         print(f"best peer: {best_peer['impl']} (training), {best_forward['impl']} (forward)")
+    if best_peer and "albert_tf" in by:
+        print(_ceiling(by["albert_tf"], best_peer, peak, albert_tf_flops))
     print(table(rows, ["impl", "policy", "xla", "layers", "train", "train_range", "forward",
                        "train_vs_keras_hub", "train_vs_best_peer", "forward_vs_best_peer",
                        "train_gflops", "matmul_fraction", "fma_peak_fraction"]))
