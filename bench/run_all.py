@@ -39,13 +39,21 @@ def _median_row(rows):
     return row
 
 
+def _is_bf16(row):
+    return "bf16" in row["policy"] or "bfloat16" in row["policy"]
+
+
+def _matmul_gflops(row, peak):
+    """The matmul benchmark's GFLOP/s in `row`'s precision (bfloat16 rows: the bfloat16 figure)."""
+    return peak["bfloat16_gflops" if _is_bf16(row) else "float32_gflops"]
+
+
 def _ceiling(albert_tf, best_peer, peak, flops):
     """A line: albert_tf's training examples/s if its whole step ran at the
     matmul benchmark's rate (`flops` per example, in its row's precision), as
     a ratio to the best peer: the most its row can show against that peer
     unless a step outruns TensorFlow's own best single product."""
-    bf16 = "bf16" in albert_tf["policy"] or "bfloat16" in albert_tf["policy"]
-    gflops = peak["bfloat16_gflops" if bf16 else "float32_gflops"]
+    gflops = _matmul_gflops(albert_tf, peak)
     if not gflops:
         return "ceiling: no matmul benchmark figure"
     examples = gflops * 1e9 / flops
@@ -79,7 +87,6 @@ def train_speed(args):
     best_peer = max(peers, key=lambda r: r["train"]) if peers else None
     best_forward = max(peers, key=lambda r: r["forward"]) if peers else None
     for r in rows:
-        bf16 = "bf16" in r["policy"] or "bfloat16" in r["policy"]
         gflops = r["train"] * (albert_tf_flops if r["impl"].startswith("albert_tf") else flops) / 1e9
         if "keras_hub" in by:
             r["train_vs_keras_hub"] = round(r["train"] / by["keras_hub"]["train"], 2)
@@ -87,10 +94,10 @@ def train_speed(args):
             r["train_vs_best_peer"] = round(r["train"] / best_peer["train"], 2)
             r["forward_vs_best_peer"] = round(r["forward"] / best_forward["forward"], 2)
         r["train_gflops"] = round(gflops, 1)
-        matmul = peak["bfloat16_gflops" if bf16 else "float32_gflops"]
+        matmul = _matmul_gflops(r, peak)
         r["matmul_fraction"] = round(gflops / matmul, 2) if matmul else ""
         r["fma_peak_fraction"] = round(
-            gflops / fma["bf16_peak_gflops" if bf16 else "fma_peak_gflops"], 2)
+            gflops / fma["bf16_peak_gflops" if _is_bf16(r) else "fma_peak_gflops"], 2)
         r["train"], r["forward"] = round(r["train"], 2), round(r["forward"], 2)
     print(f"shape: size={args.size}, batch {args.batch}, length {args.seq}, {args.steps} steps, "
           f"median of {args.rounds} interleaved round(s); {flops / 1e9:.1f} GFLOP per training "
