@@ -18,6 +18,7 @@ neighbours' load disturbs less).
 
 import argparse
 
+from albert_tf.training.settings import LAYER_EXECUTIONS, PRECISIONS, XLA_CHOICES
 from common import SIZES, emit, keras_hub_albert_base_classifier, timed
 
 
@@ -146,9 +147,10 @@ def main():
     parser.add_argument("--seq", type=int, default=128)
     parser.add_argument("--steps", type=int, default=10)
     parser.add_argument("--size", choices=sorted(SIZES), default="base")
-    parser.add_argument("--precision", default="auto", help="albert_tf: auto|fp32|bf16|fp16")
-    parser.add_argument("--xla", default="auto", help="albert_tf: auto|on|off")
-    parser.add_argument("--layer_execution", default="auto", help="albert_tf: auto|loop|unrolled")
+    parser.add_argument("--precision", default="auto", choices=PRECISIONS, help="albert_tf's")
+    parser.add_argument("--xla", default="auto", choices=XLA_CHOICES, help="albert_tf's")
+    parser.add_argument("--layer_execution", default="auto", choices=LAYER_EXECUTIONS,
+                        help="albert_tf's")
     parser.add_argument("--label", help="the row's name (default: --impl)")
     args = parser.parse_args()
     extra = dict(precision=args.precision, xla=args.xla,
