@@ -110,8 +110,10 @@ def train_speed(args):
         print(f"best peer: {best_peer['impl']} (training), {best_forward['impl']} (forward)")
     if best_peer and "albert_tf" in by:
         print(_ceiling(by["albert_tf"], best_peer, peak, albert_tf_flops))
-    print(table(rows, ["impl", "policy", "xla", "layers", "train", "train_range", "forward",
-                       "train_vs_keras_hub", "train_vs_best_peer", "forward_vs_best_peer",
+    for r in rows:
+        r.setdefault("forward_xla", r["xla"])  # peers compile both alike
+    print(table(rows, ["impl", "policy", "xla", "layers", "train", "train_range", "forward_xla",
+                       "forward", "train_vs_keras_hub", "train_vs_best_peer", "forward_vs_best_peer",
                        "train_gflops", "matmul_fraction", "fma_peak_fraction"]))
     return {"train_speed": rows, "matmul_peak": peak, "fma_peak": fma,
             "best_peer": best_peer and best_peer["impl"]}

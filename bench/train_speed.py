@@ -65,9 +65,12 @@ def albert_tf(batch, seq, steps, size="base", precision="auto", xla="auto",
     iterator = iter(dataset)
     model.make_train_function()
     train = lambda: model.train_function(iterator)  # noqa: E731
-    # Compiled as `predict` compiles it (Keras' predict function follows jit_compile).
-    forward = tf.function(lambda x: model(x, training=False)["logits"], jit_compile=jit)
-    return {"policy": policy, "xla": jit, "layers": "unrolled" if execution.unroll else "loop",
+    # Compiled as a run's evaluation and prediction are (`--xla=auto` measures
+    # their XLA apart from the training step's).
+    forward = tf.function(lambda x: model(x, training=False)["logits"],
+                          jit_compile=execution.inference_jit)
+    return {"policy": policy, "xla": jit, "forward_xla": execution.inference_jit,
+            "layers": "unrolled" if execution.unroll else "loop",
             "chose_in_s": round(execution.seconds, 1), "probe": execution.measurements(),
             **_rates(batch, steps, lambda: float(train()["loss"].numpy().ravel()[0]),
                      lambda: forward(x).numpy())}

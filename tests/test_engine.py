@@ -113,6 +113,11 @@ def test_predict_covers_every_example_in_order(tmp_path):
     assert outputs["logits"].shape == (11, 2)
     direct = model(features.batch(np.arange(11), 16), training=False)["logits"]
     np.testing.assert_allclose(outputs["logits"], direct, atol=1e-5)
+    # Compiled with XLA (evaluation's `--xla=auto` choice): the same outputs, in order.
+    compiled = engine.predict(model, strategy, features, 4, batch_length, jit=True)
+    np.testing.assert_allclose(compiled["logits"], direct, atol=1e-5)
+    assert engine._prediction_step(model, strategy, True) is not \
+        engine._prediction_step(model, strategy, False)
 
 
 MIRRORED_SCRIPT = r"""

@@ -38,13 +38,16 @@ def test_the_fastest_is_chosen_only_when_clearly_faster_than_the_default():
     assert choose([(LOOP, 1.0), (XLA_UNROLLED, 1.5)]) == LOOP
 
 
-def fake_measure(seconds, calls=None):
-    """A `measure` that reports `seconds[candidate]` and records what it was asked."""
+def fake_measure(seconds, calls=None, forward=None):
+    """A `measure` that reports `seconds[candidate]` per step, `forward[jit]`
+    per forward pass (default: XLA no faster), and records what it was asked."""
+    forward = forward or {False: 0.1, True: 0.1}
 
     def measure(config, policy, options, batch_size, seq_length):
         if calls is not None:
             calls.append((config, policy, list(options), batch_size, seq_length))
-        return [(o, seconds[o]) for o in options]
+        jits = list(dict.fromkeys(o.jit for o in options))
+        return [(o, seconds[o]) for o in options], [(jit, forward[jit]) for jit in jits]
 
     return measure
 
@@ -87,15 +90,41 @@ def test_resolve_execution_measures_the_open_choices_and_keeps_the_timings(monke
     assert (got.jit, got.unroll, got.timings) == (False, False, ())
 
 
+def test_evaluation_xla_is_measured_apart_from_the_training_steps(monkeypatch):
+    monkeypatch.setattr(devices, "cpu_bf16_speedup", lambda: 0.0)
+    base = AlbertConfig.preset("albert_base")
+    steps = {LOOP: 1.0, UNROLLED: 1.0, XLA_LOOP: 1.1, XLA_UNROLLED: 1.0}
+    # XLA's forward pass clearly faster, its training step not: evaluation
+    # compiles, training does not (an AVX2-only CPU in float32).
+    got = resolve_execution("auto", "auto", "auto", None, config=base, measure_fn=fake_measure(
+        steps, forward={False: 0.118, True: 0.100}))
+    assert (got.jit, got.inference_jit) == (False, True)
+    assert got.describe().startswith("precision float32, XLA off, layers loop, evaluation XLA on")
+    assert "per probe forward pass: XLA off 118 ms; XLA on 100 ms" in got.describe()
+    # Within the noise: the device's default (on a CPU no XLA), for both.
+    got = resolve_execution("auto", "auto", "auto", None, config=base, measure_fn=fake_measure(
+        steps, forward={False: 0.100, True: 0.097}))
+    assert (got.jit, got.inference_jit) == (False, False)
+    assert "evaluation" not in got.describe()
+    # XLA given: evaluation follows it, whatever a forward pass would measure.
+    got = resolve_execution("auto", "off", "auto", None, config=base, measure_fn=fake_measure(
+        steps, forward={False: 0.2, True: 0.1}))
+    assert (got.jit, got.inference_jit, got.inference_timings) == (False, False, ())
+    got = resolve_execution("auto", "on", "loop", None, config=base)
+    assert (got.jit, got.inference_jit) == (True, True)
+
+
 def test_the_choice_is_saved_in_the_run_folder_logged_and_kept_on_resume(tmp_path,
                                                                         monkeypatch):
     monkeypatch.setattr(devices, "cpu_bf16_speedup", lambda: 0.0)
     settings = FinetuneSettings(task="rte", output_dir=str(tmp_path), strategy="one_device")
     monkeypatch.setattr(execution, "measure", fake_measure(
-        {LOOP: 1.0, UNROLLED: 0.7, XLA_LOOP: 0.9, XLA_UNROLLED: 0.8}))
+        {LOOP: 1.0, UNROLLED: 0.7, XLA_LOOP: 0.9, XLA_UNROLLED: 0.8},
+        forward={False: 0.2, True: 0.1}))
     setup = start_run(settings, SETTINGS_FILE, AlbertConfig.preset("albert_base"))
     assert (setup.jit, setup.unroll, setup.settings.layer_execution) == (False, True, "unrolled")
-    assert "layers unrolled (measured in" in setup.describe()
+    assert setup.inference_jit
+    assert "layers unrolled, evaluation XLA on (measured in" in setup.describe()
     saved = json.loads((tmp_path / SETTINGS_FILE).read_text())
     assert (saved["xla"], saved["layer_execution"]) == ("off", "unrolled")
     # Resumed (a checkpoint exists) on a machine that now measures otherwise: kept.
@@ -105,6 +134,7 @@ def test_the_choice_is_saved_in_the_run_folder_logged_and_kept_on_resume(tmp_pat
         {LOOP: 1.0, UNROLLED: 1.0, XLA_LOOP: 0.5, XLA_UNROLLED: 1.0}))
     resumed = start_run(settings, SETTINGS_FILE, AlbertConfig.preset("albert_base"))
     assert (resumed.jit, resumed.unroll, resumed.execution.timings) == (False, True, ())
+    assert not resumed.inference_jit  # its `xla` given now: evaluation follows it
 
 
 def test_recompute_with_unrolled_layers_is_refused_naming_the_field():
@@ -113,13 +143,40 @@ def test_recompute_with_unrolled_layers_is_refused_naming_the_field():
 
 
 def test_measure_times_each_candidate_on_a_probe_of_the_model():
-    config = tiny_config(num_layers=6, num_groups=2)
-    assert execution.probe_config(config).num_layers == 4  # 2 groups of 2 layers
+    config = tiny_config(num_layers=8, num_groups=2)
+    assert execution.probe_config(config).num_layers == 6  # 2 groups of 3 layers
     assert execution.probe_config(tiny_config(num_layers=2)).num_layers == 2
-    # (One candidate: each costs a model and a traced training step.)
-    timings = execution.measure(tiny_config(num_layers=2), "float32", [UNROLLED], 3, 9, steps=1)
-    assert [o for o, _ in timings] == [UNROLLED]
-    assert all(np.isfinite(s) and s > 0 for _, s in timings)
+    # (Few candidates: each costs a model and a traced training step.)
+    timings, forward = execution.measure(tiny_config(num_layers=2), "float32", [UNROLLED, LOOP],
+                                         3, 9, steps=1)
+    assert [o for o, _ in timings] == [UNROLLED, LOOP]
+    assert [jit for jit, _ in forward] == [False]  # one forward pass per XLA setting
+    assert all(np.isfinite(s) and s > 0 for _, s in timings + forward)
+
+
+def test_the_probes_loop_candidate_runs_a_loop():
+    """The probe's classifier computes its last layer apart: what remains of
+    each group must still be a loop of two or more layers, or the probe would
+    time the loop without one."""
+    import keras
+    import tensorflow as tf
+
+    from albert_tf.backbone import AlbertBackbone
+    from albert_tf.models import AlbertClassifier
+
+    config = execution.probe_config(tiny_config(num_layers=12))
+    model = AlbertClassifier(AlbertBackbone(config), 2)
+    x = {"token_ids": tf.ones((2, 5), "int32"), "segment_ids": tf.zeros((2, 5), "int32"),
+         "padding_mask": tf.ones((2, 5), "int32")}
+
+    @tf.function
+    def step():
+        with tf.GradientTape() as tape:
+            loss = keras.ops.sum(model(x, training=True)["logits"])
+        return tape.gradient(loss, model.trainable_variables)
+
+    ops = {op.type for op in step.get_concrete_function().graph.get_operations()}
+    assert "While" in ops or "StatelessWhile" in ops
 
 
 def test_xla_buckets_bound_the_compiled_shapes_and_keep_length_aware_batching():

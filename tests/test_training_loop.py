@@ -324,3 +324,31 @@ def test_early_stopping_stops_at_the_predicted_step_and_survives_an_interrupt(tm
     capsys.readouterr()
     assert report_complete(settings.output_dir)  # what rerunning the command prints
     assert results["train"]["early_stopped"]["reason"] in capsys.readouterr().out
+
+
+def test_evaluation_compiled_apart_from_training_scores_the_same(tmp_path, monkeypatch):
+    """`--xla=auto` may compile evaluation with XLA and not the training step
+    (`albert_tf.training.execution`): the run's results say so, and its dev
+    scores are those of an evaluation without XLA."""
+    from albert_tf.training import execution
+
+    task = ProbabilityTask()
+    settings = _settings(tmp_path, train_steps=2)
+    plain = finetuning.run(task, settings.replace(xla="off", output_dir=str(tmp_path / "plain")),
+                           verbose=False)
+    # The toy model is under the size `auto` measures; measured as if XLA's
+    # forward pass were 2x faster and its training step slower.
+    monkeypatch.setattr(execution, "MIN_MEASURED_STEP_GFLOP", 0.0)
+    monkeypatch.setattr(execution, "measure", lambda config, policy, options, *_: (
+        [(o, 2.0 if o.jit else 1.0) for o in options], [(False, 0.2), (True, 0.1)]))
+    predicted_with, predict = [], engine.predict
+    monkeypatch.setattr(engine, "predict", lambda *args, jit=False, **kwargs: (
+        predicted_with.append(jit) or predict(*args, jit=jit, **kwargs)))
+    split = finetuning.run(task, settings.replace(xla="auto", layer_execution="loop",
+                                                  output_dir=str(tmp_path / "split")),
+                           verbose=False)
+    assert (plain["xla"], plain["evaluation_xla"]) == (False, False)
+    assert (split["xla"], split["evaluation_xla"]) == (False, True)
+    assert predicted_with and all(predicted_with)
+    assert split["dev"]["accuracy"] == plain["dev"]["accuracy"]
+    assert split["dev"]["log_loss"] == pytest.approx(plain["dev"]["log_loss"], abs=1e-5)

@@ -6,6 +6,7 @@ the outputs in example order.
 """
 
 import contextlib
+import functools
 import logging
 import os
 import signal
@@ -228,34 +229,41 @@ def _pad_to(array, length, fill):
     return np.pad(array, pad, constant_values=fill)
 
 
-# model -> (strategy, its traced prediction step): evaluation while training
-# predicts many times with one model, and each new tf.function traces again.
+# model -> {(strategy, jit): its traced prediction step}: evaluation while
+# training predicts many times with one model, and each new tf.function
+# traces again.
 _PREDICTION_STEPS = weakref.WeakKeyDictionary()
 
 
-def _prediction_step(model, strategy):
-    cached = _PREDICTION_STEPS.get(model)
-    if cached is not None and cached[0] is strategy:
-        return cached[1]
+def _prediction_step(model, strategy, jit=False):
+    steps = _PREDICTION_STEPS.setdefault(model, {})
+    if (id(strategy), jit) in steps:
+        return steps[id(strategy), jit][1]
+    # With XLA, the model's forward pass is one compiled function; the
+    # strategy's gathering stays outside it.
+    forward = tf.function(lambda inputs: model(inputs, training=False), jit_compile=True) \
+        if jit else functools.partial(model, training=False)
 
     @tf.function(reduce_retracing=True)
     def step(inputs):
         def replica_fn(inputs):
-            outputs = dict(model(inputs, training=False))
+            outputs = dict(forward(inputs))
             outputs["example_index"] = inputs["example_index"]
             return outputs
 
         per_replica = strategy.run(replica_fn, args=(inputs,))
         return {k: strategy.gather(v, axis=0) for k, v in per_replica.items()}
 
-    _PREDICTION_STEPS[model] = (strategy, step)
+    steps[id(strategy), jit] = (strategy, step)  # the strategy kept: its id stays its own
     return step
 
 
-def predict(model, strategy, features, batch_size, batch_length, progress=None):
+def predict(model, strategy, features, batch_size, batch_length, progress=None, jit=False):
     """Model outputs for every example of `features`, in example order.
 
     progress: an `albert_tf.progress.Progress` counting the examples, or None.
+    jit: compile the model's forward pass with XLA (then `batch_length`
+        should round lengths to a few buckets: XLA compiles once per shape).
 
     Each global batch is split across replicas and the per-replica outputs
     are gathered from all replicas (and workers), so every example is
@@ -269,7 +277,7 @@ def predict(model, strategy, features, batch_size, batch_length, progress=None):
     """
     batches = eval_batches(features.lengths, batch_size)
     dataset = distributed_dataset(strategy, features, batches, batch_length)
-    step = _prediction_step(model, strategy)
+    step = _prediction_step(model, strategy, jit)
     token_outputs = getattr(model, "token_outputs", ())
     collected = {}
     for batch, (inputs, _) in zip(batches, dataset):

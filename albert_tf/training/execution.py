@@ -9,8 +9,14 @@ unrolled depend on the CPU's instruction set and kernels, so where either is
 configuration, each group cut to a few layers, its batch shape capped) is
 trained a few steps in every candidate way, interleaved, and the fastest
 wins if it beats the default (no XLA, loop; XLA on a GPU) by `MIN_GAIN`.
-The probe takes seconds to a minute or so on a CPU, once per run: the run
-saves the choice (its settings file) and a resumed run reads it back.
+With `--xla=auto` the probe also times a forward pass with and without XLA:
+evaluation and prediction are compiled apart from the training step, and
+what is faster for one need not be for the other (an AVX2-only CPU: XLA's
+forward pass 1.18x faster, the training step no faster; bfloat16 on an
+AVX512-BF16 CPU: XLA's forward pass 0.5x). The probe takes half a minute
+to a minute or so on a CPU, once per run: the run saves the training
+choice (its settings file) and a resumed run reads it back (and, its `xla`
+then given, evaluates as it trains).
 
 With `recompute` the layers stay in the loop, which is what makes
 recomputation save memory, and so does a model whose unrolled backward pass
@@ -31,7 +37,10 @@ from albert_tf.training.settings import LAYER_EXECUTIONS
 # a shared machine's noise should not flip the choice.
 MIN_GAIN = 0.05
 # The probe: layers kept per group, and the largest batch shape it trains.
-PROBE_LAYERS_PER_GROUP = 2
+# Three: a classifier computes its last layer apart (`first_only`), so the
+# loop of the probe's group still runs two layers (with two, the "loop"
+# would be one layer called once, no loop, and the probe blind to it).
+PROBE_LAYERS_PER_GROUP = 3
 PROBE_MAX_BATCH = 4
 PROBE_MAX_LENGTH = 128
 PROBE_STEPS = 3
@@ -64,6 +73,9 @@ class Execution:
     layers unrolled (else in a loop).
     timings: `((candidate name, seconds per probe step), ...)` when measured.
     seconds: the time the measurement took (0 when nothing was measured).
+    inference_jit: evaluation and prediction compiled with XLA (None: as `jit`).
+    inference_timings: `(("XLA off", seconds per probe forward pass), ...)`
+        when measured.
     """
 
     policy: str
@@ -71,6 +83,12 @@ class Execution:
     unroll: bool
     timings: tuple = ()
     seconds: float = 0.0
+    inference_jit: bool = None
+    inference_timings: tuple = ()
+
+    def __post_init__(self):
+        if self.inference_jit is None:
+            object.__setattr__(self, "inference_jit", self.jit)
 
     @property
     def layer_execution(self):
@@ -78,16 +96,29 @@ class Execution:
 
     def describe(self):
         """One line: the choice, and the measurements it rests on."""
-        line = (f"precision {self.policy}, XLA {'on' if self.jit else 'off'}, layers "
+        line = (f"precision {self.policy}, XLA {_on(self.jit)}, layers "
                 f"{self.layer_execution}")
+        if self.inference_jit != self.jit:
+            line += f", evaluation XLA {_on(self.inference_jit)}"
         return f"{line} {self.measurements()}".rstrip()
 
     def measurements(self):
-        """"(measured in ... s, per probe step: ...)", or "" when nothing was measured."""
+        """"(measured in ... s, per probe step: ...; per probe forward pass: ...)",
+        or "" when nothing was measured."""
         if not self.timings:
             return ""
-        measured = "; ".join(f"{name} {seconds * 1e3:.0f} ms" for name, seconds in self.timings)
-        return f"(measured in {self.seconds:.0f} s, per probe step: {measured})"
+
+        def listed(timings):
+            return "; ".join(f"{name} {seconds * 1e3:.0f} ms" for name, seconds in timings)
+
+        line = f"(measured in {self.seconds:.0f} s, per probe step: {listed(self.timings)}"
+        if self.inference_timings:
+            line += f"; per probe forward pass: {listed(self.inference_timings)}"
+        return line + ")"
+
+
+def _on(flag):
+    return "on" if flag else "off"
 
 
 def candidates(xla, layer_execution, recompute):
@@ -131,8 +162,8 @@ def step_gflop(config, batch_size, seq_length):
 
 
 def choose(timings, min_gain=MIN_GAIN):
-    """The chosen candidate of `timings` (`[(Candidate, seconds per step), ...]`,
-    the default first): the fastest if it beats the default by `min_gain`."""
+    """The chosen candidate of `timings` (`[(candidate, seconds), ...]`, the
+    default first): the fastest if it beats the default by `min_gain`."""
     default, default_seconds = timings[0]
     best, best_seconds = min(timings, key=lambda t: t[1])
     return best if best_seconds < (1 - min_gain) * default_seconds else default
@@ -147,7 +178,12 @@ def probe_config(config):
 def measure(config, policy, options, batch_size, seq_length, steps=PROBE_STEPS):
     """Seconds per training step of a classifier on `probe_config(config)` for
     each `Candidate` of `options`, the best of `steps` steps, the candidates'
-    steps interleaved (so that a busy machine slows them alike).
+    steps interleaved (so that a busy machine slows them alike); and seconds
+    per forward pass (inference) with and without XLA, as `options` have it
+    (the forward pass runs the layers unrolled either way).
+
+    Returns `([(Candidate, seconds per step), ...], [(jit, seconds per
+    forward pass), ...])`, each in the order of `options`.
 
     Models and data are random and nothing is kept; building them draws from
     Keras' global random state, so a run seeds after measuring.
@@ -166,7 +202,8 @@ def measure(config, policy, options, batch_size, seq_length, steps=PROBE_STEPS):
     x = {"token_ids": tokens, "segment_ids": np.zeros_like(tokens),
          "padding_mask": np.ones_like(tokens)}
     y = {"label": rng.integers(0, 2, batch).astype("int32")}
-    steps_of = []
+    inputs = {k: tf.constant(v) for k, v in x.items()}
+    steps_of, forward_of = [], {}
     for option in options:
         model = AlbertClassifier(AlbertBackbone(config, dtype=policy, unroll=option.unroll), 2)
         model.compile(optimizer=create_optimizer("adamw", 1e-5, 1000, 10), jit_compile=option.jit)
@@ -174,16 +211,23 @@ def measure(config, policy, options, batch_size, seq_length, steps=PROBE_STEPS):
         model.make_train_function()
         step = (lambda model, iterator: lambda: model.train_function(iterator)["loss"].numpy())(
             model, iterator)
-        step()  # traces (and compiles)
-        step()
         steps_of.append(step)
-    best = [float("inf")] * len(options)
+        if option.jit not in forward_of:
+            forward = tf.function(lambda inputs, model=model: model(inputs, training=False),
+                                  jit_compile=option.jit)
+            forward_of[option.jit] = lambda forward=forward: forward(inputs)["logits"].numpy()
+    calls = steps_of + list(forward_of.values())
+    for call in calls:
+        call()  # traces (and compiles)
+        call()
+    best = [float("inf")] * len(calls)
     for _ in range(steps):
-        for i, step in enumerate(steps_of):
+        for i, call in enumerate(calls):
             start = time.perf_counter()
-            step()
+            call()
             best[i] = min(best[i], time.perf_counter() - start)
-    return list(zip(options, best))
+    return (list(zip(options, best[:len(options)])),
+            list(zip(forward_of, best[len(options):])))
 
 
 def resolve_execution(precision, xla, layer_execution, strategy, config=None, recompute=False,
@@ -197,6 +241,9 @@ def resolve_execution(precision, xla, layer_execution, strategy, config=None, re
     batch_size, seq_length: the run's per-replica batch shape (the probe's is
         capped at `PROBE_MAX_BATCH` x `PROBE_MAX_LENGTH`).
     measure_fn: a function like `measure` (the default), e.g. a test's.
+
+    Where nothing is measured, evaluation's XLA (`inference_jit`) is the
+    training step's.
     """
     import tensorflow as tf
 
@@ -220,10 +267,16 @@ def resolve_execution(precision, xla, layer_execution, strategy, config=None, re
     start = time.perf_counter()
     device = "/gpu:0" if tf.config.list_logical_devices("GPU") else "/cpu:0"
     with tf.device(device):
-        timings = (measure_fn or measure)(config, policy, options, batch_size, seq_length)
+        timings, forward = (measure_fn or measure)(config, policy, options, batch_size,
+                                                   seq_length)
     seconds = time.perf_counter() - start
     chosen = choose(timings)
+    # Evaluation's XLA, where both were measured (`--xla=auto`): the default
+    # (the device's) unless XLA off or on is clearly faster.
+    inference_jit = choose(forward) if len(forward) > 1 else chosen.jit
     execution = Execution(policy, chosen.jit, chosen.unroll,
-                          tuple((o.name, s) for o, s in timings), seconds)
+                          tuple((o.name, s) for o, s in timings), seconds, inference_jit,
+                          tuple((f"XLA {_on(jit)}", s) for jit, s in forward
+                                if len(forward) > 1))
     logging.info("chose %s", execution.describe())
     return execution

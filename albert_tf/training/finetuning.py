@@ -128,12 +128,17 @@ class Run:
         self.setup.compile(self.trainee)
         if settings.lora_rank and verbose and self.setup.chief:
             print(lora.size_report(self.model, settings.lora_rank), flush=True)
-        # XLA compiles once per shape: pad to a few bucket lengths, not to multiples of 8.
-        buckets = bucket_lengths(settings.max_seq_length) if self.setup.jit else None
-        if settings.fixed_padding:
-            buckets = [settings.max_seq_length]
-        self.batch_length = lambda lengths: padded_length(
-            lengths, settings.max_seq_length, buckets=buckets)
+        # XLA compiles once per shape: pad to a few bucket lengths, not to multiples
+        # of 8. Training's and evaluation's XLA are chosen apart (`RunSetup`).
+        self.batch_length = self._batch_length(self.setup.jit)
+        self.eval_batch_length = self._batch_length(self.setup.inference_jit)
+
+    def _batch_length(self, jit):
+        """`lengths -> the batch's padded length`, for a step compiled with XLA or not."""
+        s = self.settings
+        buckets = ([s.max_seq_length] if s.fixed_padding else
+                   bucket_lengths(s.max_seq_length) if jit else None)
+        return lambda lengths: padded_length(lengths, s.max_seq_length, buckets=buckets)
 
     def _schedule(self):
         """The settings with the run's length in updates (`settings.scheduled`: from
@@ -232,8 +237,9 @@ class Run:
             features = self.features(split)
             self._outputs[split] = engine.predict(
                 self.model, self.strategy, features, self.settings.eval_batch_size,
-                self.batch_length, Progress(len(features), f"predict {split}", "examples",
-                                            enabled=self._reporting()))
+                self.eval_batch_length, Progress(len(features), f"predict {split}", "examples",
+                                                 enabled=self._reporting()),
+                jit=self.setup.inference_jit)
         return self._outputs[split]
 
     def restore_checkpoint(self):
@@ -279,7 +285,7 @@ def run(task, settings, verbose=True, make_run=Run):
     current = make_run(task, settings, verbose)
     settings, setup, task = current.settings, current.setup, current.task  # the bound task
     results = {"task": task.name, "precision": setup.policy, "xla": setup.jit,
-               "replicas": setup.replicas}
+               "evaluation_xla": setup.inference_jit, "replicas": setup.replicas}
     if settings.do_eval:
         results.update(current.reference_results())
     stopped_at = None  # the step of a stopped run's checkpoint evaluated without training

@@ -45,6 +45,12 @@ class RunSetup:
         return self.settings.layer_execution == "unrolled"
 
     @property
+    def inference_jit(self):
+        """Whether evaluation and prediction are compiled with XLA: measured
+        apart from the training step under `--xla=auto`, else as it is."""
+        return self.jit if self.execution is None else self.execution.inference_jit
+
+    @property
     def chief(self):
         return self.worker is None
 
@@ -75,6 +81,8 @@ class RunSetup:
         line = (f"{devices}, {type(self.strategy).__name__} with {self.replicas} replica(s), "
                 f"precision {self.policy}, XLA {'on' if self.jit else 'off'}, layers "
                 f"{self.settings.layer_execution}")
+        if self.inference_jit != self.jit:
+            line += f", evaluation XLA {'on' if self.inference_jit else 'off'}"
         if self.execution is not None and self.execution.timings:
             line += " " + self.execution.measurements()
         return line
