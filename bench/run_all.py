@@ -106,6 +106,9 @@ def train_speed(args):
     print(f"matmul benchmark (GFLOP/s): {peak}")
     print(f"FMA peak: {fma['fma_peak_gflops']} GFLOP/s float32, {fma['bf16_peak_gflops']} "
           f"bfloat16 = {fma['assumptions']}")
+    if any(r["fma_peak_fraction"] > 1 for r in rows):
+        print("  (a fma_peak_fraction above 1: the cores ran faster than the clock listed, "
+              "e.g. a virtual machine's nominal clock under turbo; the matmul fraction holds)")
     if best_peer:
         print(f"best peer: {best_peer['impl']} (training), {best_forward['impl']} (forward)")
     if best_peer and "albert_tf" in by:

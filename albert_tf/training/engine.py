@@ -237,8 +237,8 @@ _PREDICTION_STEPS = weakref.WeakKeyDictionary()
 
 def _prediction_step(model, strategy, jit=False):
     steps = _PREDICTION_STEPS.setdefault(model, {})
-    if (id(strategy), jit) in steps:
-        return steps[id(strategy), jit][1]
+    if (strategy, jit) in steps:  # (a strategy is hashed by identity)
+        return steps[strategy, jit]
     # With XLA, the model's forward pass is one compiled function; the
     # strategy's gathering stays outside it.
     forward = tf.function(lambda inputs: model(inputs, training=False), jit_compile=True) \
@@ -254,7 +254,7 @@ def _prediction_step(model, strategy, jit=False):
         per_replica = strategy.run(replica_fn, args=(inputs,))
         return {k: strategy.gather(v, axis=0) for k, v in per_replica.items()}
 
-    steps[id(strategy), jit] = (strategy, step)  # the strategy kept: its id stays its own
+    steps[strategy, jit] = step
     return step
 
 
