@@ -272,11 +272,11 @@ def resolve_execution(precision, xla, layer_execution, strategy, config=None, re
     seconds = time.perf_counter() - start
     chosen = choose(timings)
     # Evaluation's XLA, where both were measured (`--xla=auto`): the default
-    # (the device's) unless XLA off or on is clearly faster.
-    inference_jit = choose(forward) if len(forward) > 1 else chosen.jit
+    # (the device's) unless XLA off or on is clearly faster; else the step's.
+    both = len(forward) > 1
     execution = Execution(policy, chosen.jit, chosen.unroll,
-                          tuple((o.name, s) for o, s in timings), seconds, inference_jit,
-                          tuple((f"XLA {_on(jit)}", s) for jit, s in forward
-                                if len(forward) > 1))
+                          tuple((o.name, s) for o, s in timings), seconds,
+                          choose(forward) if both else chosen.jit,
+                          tuple((f"XLA {_on(jit)}", s) for jit, s in forward) if both else ())
     logging.info("chose %s", execution.describe())
     return execution

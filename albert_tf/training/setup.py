@@ -37,7 +37,7 @@ class RunSetup:
     policy: str
     jit: bool
     worker: int | None
-    execution: object = None
+    execution: object
 
     @property
     def unroll(self):
@@ -48,7 +48,7 @@ class RunSetup:
     def inference_jit(self):
         """Whether evaluation and prediction are compiled with XLA: measured
         apart from the training step under `--xla=auto`, else as it is."""
-        return self.jit if self.execution is None else self.execution.inference_jit
+        return self.execution.inference_jit
 
     @property
     def chief(self):
@@ -78,14 +78,8 @@ class RunSetup:
 
         gpus = tf.config.list_logical_devices("GPU")
         devices = f"{len(gpus)} GPU(s)" if gpus else "CPU"
-        line = (f"{devices}, {type(self.strategy).__name__} with {self.replicas} replica(s), "
-                f"precision {self.policy}, XLA {'on' if self.jit else 'off'}, layers "
-                f"{self.settings.layer_execution}")
-        if self.inference_jit != self.jit:
-            line += f", evaluation XLA {'on' if self.inference_jit else 'off'}"
-        if self.execution is not None and self.execution.timings:
-            line += " " + self.execution.measurements()
-        return line
+        return (f"{devices}, {type(self.strategy).__name__} with {self.replicas} replica(s), "
+                f"{self.execution.describe()}")
 
 
 def start_run(settings, settings_file, config=None):
