@@ -1,4 +1,5 @@
 import os
+import signal
 import subprocess
 import sys
 
@@ -7,7 +8,8 @@ import pytest
 
 from albert_tf.data.batching import train_batches
 from albert_tf.training import engine
-from albert_tf.training.callbacks import CheckpointSaver, TrainingDiverged, TrainingInterrupted
+from albert_tf.training.callbacks import (CheckpointSaver, StopOnSignal, TrainingDiverged,
+                                          TrainingInterrupted, update_step)
 from engine_helpers import (MAX_LEN, batch_length, toy_dataset, toy_features, toy_model,
                             toy_settings)
 
@@ -53,6 +55,49 @@ def test_resume_gives_the_uninterrupted_result(tmp_path, monkeypatch):
     assert a.keys() == b.keys()
     for name in a:
         np.testing.assert_allclose(b[name], a[name], atol=1e-6, err_msg=name)
+
+
+def _signal_during_step(monkeypatch, step, signals):
+    """Sends `signals` (to this process) as update `step` begins, before it runs."""
+    original = CheckpointSaver.on_train_batch_begin
+
+    def send(self, batch, logs=None):
+        original(self, batch, logs)
+        if update_step(self.model) == step - 1:
+            for number in signals:
+                os.kill(os.getpid(), number)
+
+    monkeypatch.setattr(CheckpointSaver, "on_train_batch_begin", send)
+
+
+@pytest.mark.parametrize("number", [signal.SIGTERM, signal.SIGINT])
+def test_a_signal_lets_the_step_under_way_finish_then_saves_it(tmp_path, monkeypatch, capsys,
+                                                               number):
+    _signal_during_step(monkeypatch, 6, [number])
+    with pytest.raises(TrainingInterrupted, match="interrupted at step 6 of 12; saved .*ckpt-6"):
+        _train(toy_settings(tmp_path))
+    assert sorted(f for f in os.listdir(tmp_path / "checkpoints") if f.endswith(".index")) == [
+        "ckpt-4.index", "ckpt-6.index"]
+    name = signal.Signals(number).name
+    assert f"{name}: stopping when the current step ends (again to stop at once)" in \
+        capsys.readouterr().err
+    # The handlers are put back once training ends.
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+    assert signal.getsignal(signal.SIGTERM) is signal.SIG_DFL
+
+
+def test_a_second_signal_stops_before_the_step_under_way(tmp_path, monkeypatch):
+    _signal_during_step(monkeypatch, 6, [signal.SIGTERM, signal.SIGTERM])
+    with pytest.raises(TrainingInterrupted, match="interrupted at step 5 of 12; saved .*ckpt-5"):
+        _train(toy_settings(tmp_path))
+
+
+def test_a_worker_of_several_stops_at_the_first_signal():
+    stop = StopOnSignal(at_once=True)
+    with stop, pytest.raises(KeyboardInterrupt):
+        os.kill(os.getpid(), signal.SIGTERM)
+    assert stop.signal is None
+    assert signal.getsignal(signal.SIGTERM) is signal.SIG_DFL
 
 
 def test_padding_each_batch_to_its_own_length_trains_like_fixed_padding(tmp_path):

@@ -113,9 +113,9 @@ def test_resume_does_not_depend_on_how_the_folder_is_spelled_or_where_it_is(tmp_
     assert "resumed from step 4 of 4" in moved.stdout
 
 
-# Both signals become the KeyboardInterrupt that training turns into a saved step
-# (test_engine.py's test_resume_gives_the_uninterrupted_result, in-process); the
-# command is the same for both after that: Ctrl-C's run is in the slow tier.
+# Both signals stop training once the step under way ends, and that step is saved
+# (test_engine.py's test_a_signal_lets_the_step_under_way_finish_then_saves_it, in-process);
+# the command is the same for both after that: Ctrl-C's run is in the slow tier.
 @pytest.mark.parametrize("signum", [pytest.param(signal.SIGINT, marks=pytest.mark.slow),
                                     signal.SIGTERM], ids=["ctrl-c", "sigterm"])
 def test_an_interrupt_saves_the_current_step_and_says_how_to_resume(tmp_path, signum):

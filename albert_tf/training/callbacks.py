@@ -6,6 +6,7 @@ import logging
 import math
 import os
 import shutil
+import signal
 import sys
 import time
 
@@ -115,6 +116,54 @@ class DivergenceGuard(keras.callbacks.Callback):
         exploded = self.first_loss is not None and loss > self.factor * self.first_loss
         if not math.isfinite(loss) or exploded:
             self.diverged = (update_step(self.model), loss)
+            self.model.stop_training = True
+
+
+class StopOnSignal(keras.callbacks.Callback):
+    """Ctrl-C or SIGTERM while training: the step under way ends, then training stops.
+
+    Used as a context manager around `fit` (in the main thread; elsewhere it
+    leaves signals alone). The first signal is only noted: an exception
+    raised at an arbitrary point inside Keras and TensorFlow can leave their
+    state half-changed (and has crashed the process at exit), so training
+    stops at the next step's end, where the weights and the optimizer agree
+    and the checkpoint callback saves them. A second signal stops at once
+    (`KeyboardInterrupt`), for a step or an evaluation that takes too long.
+    `at_once`: the first signal stops at once too (a worker of several, whose
+    steps and saving need the others, cannot finish a step alone).
+    `signal`: the first signal's number, or None.
+    """
+
+    SIGNALS = (signal.SIGINT, signal.SIGTERM)
+
+    def __init__(self, at_once=False):
+        super().__init__()
+        self.at_once = at_once
+        self.signal = None
+        self._previous = {}
+
+    def __enter__(self):
+        try:
+            self._previous = {s: signal.signal(s, self._received) for s in self.SIGNALS}
+        except ValueError:  # not the main thread
+            self._previous = {}
+        return self
+
+    def __exit__(self, *exc):
+        for number, handler in self._previous.items():
+            signal.signal(number, handler)
+        self._previous = {}
+        return False
+
+    def _received(self, signum, frame):
+        if self.signal is not None or self.at_once:
+            raise KeyboardInterrupt
+        self.signal = signum
+        print(f"{signal.Signals(signum).name}: stopping when the current step ends "
+              "(again to stop at once)", file=sys.stderr, flush=True)
+
+    def on_train_batch_end(self, batch, logs=None):
+        if self.signal is not None:
             self.model.stop_training = True
 
 

@@ -5,11 +5,9 @@ runs the model on every example exactly once under any strategy and returns
 the outputs in example order.
 """
 
-import contextlib
 import functools
 import logging
 import os
-import signal
 import weakref
 
 import keras
@@ -19,7 +17,8 @@ import tensorflow as tf
 from albert_tf.checkpoints.weights import CheckpointError
 from albert_tf.data import distributed_dataset, eval_batches, train_batches
 from albert_tf.training.callbacks import (CheckpointSaver, DivergenceGuard, LossRiseWarning,
-                                          PerStepLoss, ProgressLogger, TrainingDiverged,
+                                          PerStepLoss, ProgressLogger, StopOnSignal,
+                                          TrainingDiverged,
                                           TrainingInterrupted, remove_partial_checkpoints,
                                           save_checkpoint, update_step)
 from albert_tf.training.run_folder import CHECKPOINT_DIR, TENSORBOARD_DIR
@@ -151,7 +150,8 @@ def train(model, strategy, make_dataset, settings, output_dir, verbose=True, wor
                               every=settings.log_every, verbose=verbose and worker is None)
     saver = CheckpointSaver(manager, settings.checkpoint_every, guard)
     rise = LossRiseWarning(window=max(5, min(50, settings.train_steps // 20)))
-    callbacks = [PerStepLoss(), guard, saver, rise, progress]
+    stop = StopOnSignal(at_once=isinstance(strategy, tf.distribute.MultiWorkerMirroredStrategy))
+    callbacks = [PerStepLoss(), guard, saver, rise, progress, stop]
     stopped = None
     if evaluator is not None:
         evaluator.attach(saver, guard, progress)
@@ -166,7 +166,7 @@ def train(model, strategy, make_dataset, settings, output_dir, verbose=True, wor
                 **({"early_stopped": stopped} if stopped else {})}
     dataset = make_dataset(micro_start)
     try:
-        with _sigterm_as_interrupt():
+        with stop:
             model.fit(dataset, epochs=1, steps_per_epoch=micro_total - micro_start,
                       callbacks=callbacks, verbose=0, shuffle=False)
     except KeyboardInterrupt:
@@ -180,6 +180,8 @@ def train(model, strategy, make_dataset, settings, output_dir, verbose=True, wor
             f"training diverged at step {step} (loss {loss:.4g}); the last good checkpoint is "
             f"{manager.latest_checkpoint or 'none (nothing was saved yet)'}. Lower "
             "--learning_rate, raise --warmup_steps or use --precision=fp32")
+    if stop.signal is not None:  # the step's checkpoint was saved as training ended
+        raise _interrupted(model, strategy, saver, settings.train_steps)
     result = {"step": update_step(model), "resumed_from": start,
               "train_examples_per_second": progress.final_throughput}
     if evaluator is not None and evaluator.stopped is not None:
@@ -187,26 +189,10 @@ def train(model, strategy, make_dataset, settings, output_dir, verbose=True, wor
     return result
 
 
-@contextlib.contextmanager
-def _sigterm_as_interrupt():
-    """SIGTERM (a scheduler, `kill`, a preempted VM) stops training as Ctrl-C does."""
-    def interrupt(signum, frame):
-        raise KeyboardInterrupt
-
-    try:
-        previous = signal.signal(signal.SIGTERM, interrupt)
-    except ValueError:  # not the main thread: leave signals alone
-        yield
-        return
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGTERM, previous)
-
-
 def _interrupted(model, strategy, saver, total_steps):
-    """`TrainingInterrupted` after saving the current step (a KeyboardInterrupt
-    lands between steps: the weights and the optimizer state agree)."""
+    """`TrainingInterrupted` after saving the current step (training stopped
+    between steps, or a KeyboardInterrupt landed there: a step runs as one
+    call, so the weights and the optimizer state agree)."""
     step = update_step(model)
     if step == 0:
         return TrainingInterrupted("interrupted before the first update (nothing to save); "
