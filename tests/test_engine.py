@@ -92,6 +92,16 @@ def test_a_second_signal_stops_before_the_step_under_way(tmp_path, monkeypatch):
         _train(toy_settings(tmp_path))
 
 
+def test_an_ignored_signal_stays_ignored():
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        with StopOnSignal():
+            assert signal.getsignal(signal.SIGINT) is signal.SIG_IGN
+            assert signal.getsignal(signal.SIGTERM) is not signal.SIG_DFL
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
 def test_a_worker_of_several_stops_at_the_first_signal():
     stop = StopOnSignal(at_once=True)
     with stop, pytest.raises(KeyboardInterrupt):

@@ -123,11 +123,13 @@ class StopOnSignal(keras.callbacks.Callback):
     """Ctrl-C or SIGTERM while training: the step under way ends, then training stops.
 
     Used as a context manager around `fit` (in the main thread; elsewhere it
-    leaves signals alone). The first signal is only noted: an exception
-    raised at an arbitrary point inside Keras and TensorFlow can leave their
-    state half-changed (and has crashed the process at exit), so training
-    stops at the next step's end, where the weights and the optimizer agree
-    and the checkpoint callback saves them. A second signal stops at once
+    leaves signals alone, and a signal ignored when it begins, as `nohup`
+    and a shell's background jobs ignore Ctrl-C, stays ignored). The first
+    signal is only noted: an exception raised at an arbitrary point inside
+    Keras and TensorFlow can leave their state half-changed (interrupted
+    this way, Keras programs have crashed), so training stops at the next
+    step's end, where the weights and the optimizer agree and the checkpoint
+    callback saves them. A second signal stops at once
     (`KeyboardInterrupt`), for a step or an evaluation that takes too long.
     `at_once`: the first signal stops at once too (a worker of several, whose
     steps and saving need the others, cannot finish a step alone).
@@ -144,7 +146,8 @@ class StopOnSignal(keras.callbacks.Callback):
 
     def __enter__(self):
         try:
-            self._previous = {s: signal.signal(s, self._received) for s in self.SIGNALS}
+            self._previous = {s: signal.signal(s, self._received) for s in self.SIGNALS
+                              if signal.getsignal(s) is not signal.SIG_IGN}
         except ValueError:  # not the main thread
             self._previous = {}
         return self
