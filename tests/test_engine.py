@@ -78,7 +78,7 @@ def test_a_signal_lets_the_step_under_way_finish_then_saves_it(tmp_path, monkeyp
         _train(toy_settings(tmp_path))
     assert sorted(f for f in os.listdir(tmp_path / "checkpoints") if f.endswith(".index")) == [
         "ckpt-4.index", "ckpt-6.index"]
-    name = signal.Signals(number).name
+    name = "Ctrl-C" if number == signal.SIGINT else "SIGTERM"
     assert f"{name}: stopping when the current step ends (again to stop at once)" in \
         capsys.readouterr().err
     # The handlers are put back once training ends.

@@ -162,7 +162,8 @@ class StopOnSignal(keras.callbacks.Callback):
         if self.signal is not None or self.at_once:
             raise KeyboardInterrupt
         self.signal = signum
-        print(f"{signal.Signals(signum).name}: stopping when the current step ends "
+        name = "Ctrl-C" if signum == signal.SIGINT else signal.Signals(signum).name
+        print(f"{name}: stopping when the current step ends "
               "(again to stop at once)", file=sys.stderr, flush=True)
 
     def on_train_batch_end(self, batch, logs=None):
