@@ -114,6 +114,34 @@ def test_evaluation_xla_is_measured_apart_from_the_training_steps(monkeypatch):
     assert (got.jit, got.inference_jit) == (True, True)
 
 
+def test_repeated_runs_in_one_process_share_one_measurement(monkeypatch):
+    monkeypatch.setattr(devices, "cpu_bf16_speedup", lambda: 0.0)
+    monkeypatch.setattr(execution, "_MEASURED", {})
+    calls = []
+    monkeypatch.setattr(execution, "measure", fake_measure(
+        {LOOP: 1.0, UNROLLED: 0.9, XLA_LOOP: 1.2, XLA_UNROLLED: 1.1}, calls))
+    base = AlbertConfig.preset("albert_base")
+    first = resolve_execution("auto", "auto", "auto", None, config=base, batch_size=8)
+    assert "measured in" in first.describe() and not first.reused
+    # A second seed, and a run of batch 32 (the probe's batch is capped at 4): no new probe.
+    for batch_size in (8, 32):
+        again = resolve_execution("auto", "auto", "auto", None, config=base,
+                                  batch_size=batch_size)
+        assert (again.jit, again.unroll, again.timings) == (first.jit, first.unroll,
+                                                            first.timings)
+        assert again.reused and "(measured for an earlier run of this process, per probe " \
+            "step: XLA off, layers loop 1000 ms" in again.describe()
+    # 6 layers of the same width: the same probe (3 layers).
+    resolve_execution("auto", "auto", "auto", None, config=base.replace(num_layers=6))
+    assert len(calls) == 1
+    # Another model, precision, length or set of candidates is measured anew.
+    resolve_execution("auto", "auto", "auto", None, config=AlbertConfig.preset("albert_large"))
+    resolve_execution("bf16", "auto", "auto", None, config=base)
+    resolve_execution("auto", "auto", "auto", None, config=base, seq_length=64)
+    resolve_execution("auto", "off", "auto", None, config=base)
+    assert len(calls) == 5
+
+
 def test_the_choice_is_saved_in_the_run_folder_logged_and_kept_on_resume(tmp_path,
                                                                         monkeypatch):
     monkeypatch.setattr(devices, "cpu_bf16_speedup", lambda: 0.0)

@@ -16,7 +16,8 @@ forward pass 1.18x faster, the training step no faster; bfloat16 on an
 AVX512-BF16 CPU: XLA's forward pass 0.5x). The probe takes half a minute
 to a minute or so on a CPU, once per run: the run saves the training
 choice (its settings file) and a resumed run reads it back (and, its `xla`
-then given, evaluates as it trains).
+then given, evaluates as it trains); the repetitions of a run in one process
+(`--seeds`, `--kfold`) take the first one's measurements.
 
 With `recompute` the layers stay in the loop, which is what makes
 recomputation save memory, and so does a model whose unrolled backward pass
@@ -44,6 +45,10 @@ PROBE_LAYERS_PER_GROUP = 3
 PROBE_MAX_BATCH = 4
 PROBE_MAX_LENGTH = 128
 PROBE_STEPS = 3
+# The probe's results in this process, by what it measured: a run repeated in
+# one process (`--seeds`, `--kfold`) takes the first one's measurements, so
+# every repetition runs the same way, and no time goes to measuring again.
+_MEASURED = {}
 # `auto` does not unroll a model whose unrolled backward pass would hold more
 # than this in extra copies of shared weights' gradients (xlarge: 4.6 GB,
 # xxlarge: 8.9 GB).
@@ -76,6 +81,8 @@ class Execution:
     inference_jit: evaluation and prediction compiled with XLA (None: as `jit`).
     inference_timings: `(("XLA off", seconds per probe forward pass), ...)`
         when measured.
+    reused: the measurements are an earlier run's of this process (the same
+        probe), not taken again.
     """
 
     policy: str
@@ -85,6 +92,7 @@ class Execution:
     seconds: float = 0.0
     inference_jit: bool = None
     inference_timings: tuple = ()
+    reused: bool = False
 
     def __post_init__(self):
         if self.inference_jit is None:
@@ -111,7 +119,9 @@ class Execution:
         def listed(timings):
             return "; ".join(f"{name} {seconds * 1e3:.0f} ms" for name, seconds in timings)
 
-        line = f"(measured in {self.seconds:.0f} s, per probe step: {listed(self.timings)}"
+        when = ("measured for an earlier run of this process" if self.reused
+                else f"measured in {self.seconds:.0f} s")
+        line = f"({when}, per probe step: {listed(self.timings)}"
         if self.inference_timings:
             line += f"; per probe forward pass: {listed(self.inference_timings)}"
         return line + ")"
@@ -266,9 +276,15 @@ def resolve_execution(precision, xla, layer_execution, strategy, config=None, re
         return Execution(policy, chosen.jit, chosen.unroll)
     start = time.perf_counter()
     device = "/gpu:0" if tf.config.list_logical_devices("GPU") else "/cpu:0"
-    with tf.device(device):
-        timings, forward = (measure_fn or measure)(config, policy, options, batch_size,
-                                                   seq_length)
+    measure_fn = measure_fn or measure
+    # What the probe measures: the same for runs whose batches exceed its own.
+    probe = (measure_fn, probe_config(config), policy, tuple(options),
+             min(batch_size, PROBE_MAX_BATCH), min(seq_length, PROBE_MAX_LENGTH), device)
+    reused = probe in _MEASURED
+    if not reused:
+        with tf.device(device):
+            _MEASURED[probe] = measure_fn(config, policy, options, batch_size, seq_length)
+    timings, forward = _MEASURED[probe]
     seconds = time.perf_counter() - start
     chosen = choose(timings)
     # Evaluation's XLA, where both were measured (`--xla=auto`): the default
@@ -277,6 +293,7 @@ def resolve_execution(precision, xla, layer_execution, strategy, config=None, re
     execution = Execution(policy, chosen.jit, chosen.unroll,
                           tuple((o.name, s) for o, s in timings), seconds,
                           choose(forward) if both else chosen.jit,
-                          tuple((f"XLA {_on(jit)}", s) for jit, s in forward) if both else ())
+                          tuple((f"XLA {_on(jit)}", s) for jit, s in forward) if both else (),
+                          reused)
     logging.info("chose %s", execution.describe())
     return execution
