@@ -18,9 +18,9 @@ from albert_tf.checkpoints.weights import CheckpointError
 from albert_tf.data import distributed_dataset, eval_batches, train_batches
 from albert_tf.training.callbacks import (CheckpointSaver, DivergenceGuard, LossRiseWarning,
                                           PerStepLoss, ProgressLogger, StopOnSignal,
-                                          TrainingDiverged,
-                                          TrainingInterrupted, remove_partial_checkpoints,
-                                          save_checkpoint, update_step)
+                                          TrainingDiverged, TrainingInterrupted,
+                                          remove_partial_checkpoints, save_checkpoint,
+                                          update_step)
 from albert_tf.training.run_folder import CHECKPOINT_DIR, TENSORBOARD_DIR
 
 
