@@ -13,6 +13,10 @@ hopeless trial early. The study is stored in OUTPUT_DIR/study.db: the same
 command continues a stopped search without running finished trials again.
 Writes trials.md / .csv / .json (sorted by the dev metric, mean +- sd over a
 trial's seeds) and metric_vs_params.png, and names the best trial's folder.
+`auto`'s measurements of how to run the training step (precision aside, which
+each process times in half a second) are taken by the first run that needs
+them and kept in OUTPUT_DIR/execution_probes.json for the others, so every
+trial runs its step alike.
 """
 
 import json
@@ -24,7 +28,7 @@ from absl import app, flags
 from albert_tf import cli, extras
 from albert_tf.training import settings as settings_lib
 from albert_tf.training.settings import FinetuneSettings
-from albert_tf.tuning.settings import SETTINGS_FILE, SearchSettings
+from albert_tf.tuning.settings import PROBES_FILE, SETTINGS_FILE, SearchSettings
 from albert_tf import tasks  # the registry (no TensorFlow): each task's options become flags
 
 FLAGS = flags.FLAGS
@@ -168,7 +172,8 @@ def run_command(values, command="search"):
     records = study.run_search(
         output_dir, found, parameters, trials,
         study.finetune_trials(task.name, trial_config(task, base, output_dir), seeds, metric,
-                              task.eval_splits[0]))
+                              task.eval_splits[0],
+                              probes_file=os.path.join(output_dir, PROBES_FILE)))
     table = report.rows(records, parameters, metric, maximize, output_dir)
     paths = report.write_table(table, parameters, metric, output_dir)
     paths.append(report.write_plot(table, parameters, metric, output_dir))

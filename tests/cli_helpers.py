@@ -80,7 +80,7 @@ json.dump({"dev": {"accuracy": value}}, open(os.path.join(args["output_dir"],
 """
 
 
-def start_fake_finetune(task_name, config, output_dir, log_path):
-    """`watch.start_finetune` with `FAKE_FINETUNE` as the process."""
+def start_fake_finetune(task_name, config, output_dir, log_path, probes_file=None):
+    """`watch.start_finetune` with `FAKE_FINETUNE` as the process (which measures nothing)."""
     return subprocess.Popen([sys.executable, "-c", FAKE_FINETUNE, f"--task={task_name}",
                              f"--config={config}", f"--output_dir={output_dir}"])

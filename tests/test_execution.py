@@ -129,7 +129,7 @@ def test_repeated_runs_in_one_process_share_one_measurement(monkeypatch):
                                   batch_size=batch_size)
         assert (again.jit, again.unroll, again.timings) == (first.jit, first.unroll,
                                                             first.timings)
-        assert again.reused and "(measured for an earlier run of this process, per probe " \
+        assert again.reused and "(measured for an earlier run, per probe " \
             "step: XLA off, layers loop 1000 ms" in again.describe()
     # 6 layers of the same width: the same probe (3 layers).
     resolve_execution("auto", "auto", "auto", None, config=base.replace(num_layers=6))
@@ -140,6 +140,38 @@ def test_repeated_runs_in_one_process_share_one_measurement(monkeypatch):
     resolve_execution("auto", "auto", "auto", None, config=base, seq_length=64)
     resolve_execution("auto", "off", "auto", None, config=base)
     assert len(calls) == 5
+
+
+def test_processes_that_share_a_probes_file_measure_once(tmp_path, monkeypatch):
+    monkeypatch.setattr(devices, "cpu_bf16_speedup", lambda: 0.0)
+    path = tmp_path / "search" / "execution_probes.json"
+    monkeypatch.setenv(execution.PROBES_FILE_ENV, str(path))
+    calls = []
+    monkeypatch.setattr(execution, "measure", fake_measure(
+        {LOOP: 1.0, UNROLLED: 0.7, XLA_LOOP: 1.2, XLA_UNROLLED: 1.1}, calls,
+        forward={False: 0.2, True: 0.1}))
+    base = AlbertConfig.preset("albert_base")
+    for process in range(3):  # each a fresh process: nothing kept in memory
+        monkeypatch.setattr(execution, "_MEASURED", {})
+        got = resolve_execution("auto", "auto", "auto", None, config=base)
+        assert (got.jit, got.unroll, got.inference_jit, got.reused) == (
+            False, True, True, process > 0)
+        assert got.timings == (("XLA off, layers loop", 1.0), ("XLA off, layers unrolled", 0.7),
+                               ("XLA on, layers loop", 1.2), ("XLA on, layers unrolled", 1.1))
+    assert len(calls) == 1 and len(json.loads(path.read_text())) == 1
+    # Another probe is added beside it; a damaged file is measured over, not a crash.
+    monkeypatch.setattr(execution, "_MEASURED", {})
+    resolve_execution("auto", "auto", "auto", None, config=base, seq_length=64)
+    assert len(calls) == 2 and len(json.loads(path.read_text())) == 2
+    path.write_text('{"truncated')
+    monkeypatch.setattr(execution, "_MEASURED", {})
+    assert not resolve_execution("auto", "auto", "auto", None, config=base).reused
+    assert len(calls) == 3 and len(json.loads(path.read_text())) == 1
+    # A measure given (a test's, a benchmark's) neither reads nor writes it.
+    resolve_execution("auto", "auto", "auto", None, config=base, seq_length=32,
+                      measure_fn=fake_measure({LOOP: 1, UNROLLED: 1, XLA_LOOP: 1,
+                                               XLA_UNROLLED: 1}))
+    assert len(json.loads(path.read_text())) == 1
 
 
 def test_the_choice_is_saved_in_the_run_folder_logged_and_kept_on_resume(tmp_path,

@@ -197,7 +197,7 @@ def test_a_checkpoint_that_cannot_be_resolved_stops_the_search_before_its_study(
     from albert_tf.checkpoints import download
     from conftest import FIXTURES
 
-    def no_trial(*args):
+    def no_trial(*args, **kwargs):
         raise AssertionError("a trial started")
 
     monkeypatch.setattr(download, "fetch_hf", _offline)
@@ -224,22 +224,24 @@ def test_a_trial_runs_each_seed_as_a_finetune_process(tmp_path, monkeypatch):
 
     started = []
 
-    def start(task_name, config, output_dir, log_path):
-        started.append((task_name, output_dir))
+    def start(task_name, config, output_dir, log_path, probes_file=None):
+        started.append((probes_file, output_dir))
         return start_fake_finetune(task_name, config, output_dir, log_path)
 
     monkeypatch.setattr(watch, "start_finetune", start)
     def make_config(params, seed):
         return {"batch_size": 4, "task_options": {}, **params, "seed": seed}
 
+    probes = str(tmp_path / "execution_probes.json")
     run_trial = study.finetune_trials("mrpc", make_config, (7, 8),
                                       "accuracy", "dev", poll_seconds=0.01,
-                                      log=lambda line: None)
+                                      log=lambda line: None, probes_file=probes)
     made = optuna.create_study(direction="maximize")
     path = str(tmp_path / "trial-0")
     os.makedirs(path)
     record = run_trial(made.ask(), {"learning_rate": 1e-3}, path, set())
     assert [os.path.basename(p) for _, p in started] == ["seed-7", "seed-8"]
+    assert [f for f, _ in started] == [probes, probes]  # one probe for every run
     with open(os.path.join(path, "seed-7.json")) as f:
         assert json.load(f) == {"batch_size": 4, "task_options": {}, "learning_rate": 1e-3,
                                 "seed": 7}
@@ -247,6 +249,19 @@ def test_a_trial_runs_each_seed_as_a_finetune_process(tmp_path, monkeypatch):
     assert record["value"] == pytest.approx((1.07 + 1.08) / 2)
     assert record["values"] == {"7": pytest.approx(1.07), "8": pytest.approx(1.08)}
     assert os.path.isfile(os.path.join(path, "seeds_summary.md"))
+
+
+def test_a_trials_process_is_given_the_searchs_probes_file(tmp_path, monkeypatch):
+    from albert_tf.training.execution import PROBES_FILE_ENV
+
+    given = []
+    monkeypatch.setattr(watch.subprocess, "Popen", lambda argv, **kw: given.append(kw["env"]))
+    monkeypatch.delenv(PROBES_FILE_ENV, raising=False)
+    log = str(tmp_path / "seed-1.log")
+    watch.start_finetune("mrpc", "c.json", str(tmp_path), log, probes_file="/s/probes.json")
+    watch.start_finetune("mrpc", "c.json", str(tmp_path), log)
+    assert given[0][PROBES_FILE_ENV] == "/s/probes.json" and PROBES_FILE_ENV not in given[1]
+    assert given[0]["PATH"] == os.environ["PATH"]  # the rest of the environment kept
 
 
 def test_a_pruned_trial_counts_as_finished_and_is_listed_last(tmp_path):
@@ -287,7 +302,7 @@ def test_a_pruned_trial_stops_its_run_and_runs_no_more_seeds(tmp_path, monkeypat
 
     started = []
 
-    def start(task_name, config, output_dir, log_path):
+    def start(task_name, config, output_dir, log_path, probes_file=None):
         started.append(output_dir)
         return subprocess.Popen([sys.executable, "-c", SLOW_FINETUNE,
                                  f"--output_dir={output_dir}"])

@@ -17,7 +17,8 @@ AVX512-BF16 CPU: XLA's forward pass 0.5x). The probe takes half a minute
 to a minute or so on a CPU, once per run: the run saves the training
 choice (its settings file) and a resumed run reads it back (and, its `xla`
 then given, evaluates as it trains); the repetitions of a run in one process
-(`--seeds`, `--kfold`) take the first one's measurements.
+(`--seeds`, `--kfold`) take the first one's measurements, and so do the
+processes that share a probes file (`PROBES_FILE_ENV`: a search's trials).
 
 With `recompute` the layers stay in the loop, which is what makes
 recomputation save memory, and so does a model whose unrolled backward pass
@@ -28,9 +29,12 @@ compiled.
 """
 
 import dataclasses
+import json
 import logging
+import os
 import time
 
+from albert_tf.io_utils import atomic_file
 from albert_tf.training.devices import resolve_precision
 from albert_tf.training.settings import LAYER_EXECUTIONS
 
@@ -49,6 +53,9 @@ PROBE_STEPS = 3
 # one process (`--seeds`, `--kfold`) takes the first one's measurements, so
 # every repetition runs the same way, and no time goes to measuring again.
 _MEASURED = {}
+# A JSON file that keeps them across processes, where this variable names one
+# (`albert_tf.search` names one in its output folder for its trials).
+PROBES_FILE_ENV = "ALBERT_TF_PROBES_FILE"
 # `auto` does not unroll a model whose unrolled backward pass would hold more
 # than this in extra copies of shared weights' gradients (xlarge: 4.6 GB,
 # xxlarge: 8.9 GB).
@@ -81,8 +88,8 @@ class Execution:
     inference_jit: evaluation and prediction compiled with XLA (None: as `jit`).
     inference_timings: `(("XLA off", seconds per probe forward pass), ...)`
         when measured.
-    reused: the measurements are an earlier run's of this process (the same
-        probe), not taken again.
+    reused: the measurements are an earlier run's (the same probe, in this
+        process or the probes file), not taken again.
     """
 
     policy: str
@@ -119,7 +126,7 @@ class Execution:
         def listed(timings):
             return "; ".join(f"{name} {seconds * 1e3:.0f} ms" for name, seconds in timings)
 
-        when = ("measured for an earlier run of this process" if self.reused
+        when = ("measured for an earlier run" if self.reused
                 else f"measured in {self.seconds:.0f} s")
         line = f"({when}, per probe step: {listed(self.timings)}"
         if self.inference_timings:
@@ -169,6 +176,57 @@ def step_gflop(config, batch_size, seq_length):
 
     forward = accounting.total(accounting.component_costs(config, seq_length)).flops_per_token
     return 3 * forward * batch_size * seq_length / 1e9
+
+
+def _measurements(measure_fn, config, policy, options, batch_size, seq_length, device):
+    """`(measure_fn's results, taken earlier)` for this probe: from this
+    process's earlier runs, else from the probes file (`PROBES_FILE_ENV`, for
+    `measure` itself), else measured now (and added to the file)."""
+    import tensorflow as tf
+
+    # What the probe measures: the same for runs whose batches exceed its own.
+    cut = probe_config(config)
+    batch, length = min(batch_size, PROBE_MAX_BATCH), min(seq_length, PROBE_MAX_LENGTH)
+    probe = (cut, policy, tuple(options), batch, length, device)
+    if (measure_fn, probe) in _MEASURED:
+        return _MEASURED[measure_fn, probe], True
+    path = os.environ.get(PROBES_FILE_ENV) if measure_fn is measure else None
+    key = json.dumps([dataclasses.asdict(cut), policy, [o.name for o in options], batch, length,
+                      device], sort_keys=True)
+    result = _decoded(_read_probes(path).get(key)) if path else None
+    reused = result is not None
+    if not reused:
+        with tf.device(device):
+            result = measure_fn(config, policy, options, batch_size, seq_length)
+        if path:
+            stored = _read_probes(path)  # (another process may have added one meanwhile)
+            stored[key] = {"timings": [[o.jit, o.unroll, s] for o, s in result[0]],
+                           "forward": [[jit, s] for jit, s in result[1]]}
+            with atomic_file(path, encoding="utf-8") as f:
+                json.dump(stored, f, indent=1)
+    _MEASURED[measure_fn, probe] = result
+    return result, reused
+
+
+def _decoded(entry):
+    """A probes file's entry as `measure` returns it; None if it is not one."""
+    try:
+        return ([(Candidate(bool(jit), bool(unroll)), float(s))
+                 for jit, unroll, s in entry["timings"]],
+                [(bool(jit), float(s)) for jit, s in entry["forward"]])
+    except (KeyError, TypeError, ValueError):
+        return None
+
+
+def _read_probes(path):
+    """The probes file's entries; {} when it is missing or unreadable (then
+    measuring again is the remedy)."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            stored = json.load(f)
+        return stored if isinstance(stored, dict) else {}
+    except (OSError, ValueError):
+        return {}
 
 
 def choose(timings, min_gain=MIN_GAIN):
@@ -276,15 +334,8 @@ def resolve_execution(precision, xla, layer_execution, strategy, config=None, re
         return Execution(policy, chosen.jit, chosen.unroll)
     start = time.perf_counter()
     device = "/gpu:0" if tf.config.list_logical_devices("GPU") else "/cpu:0"
-    measure_fn = measure_fn or measure
-    # What the probe measures: the same for runs whose batches exceed its own.
-    probe = (measure_fn, probe_config(config), policy, tuple(options),
-             min(batch_size, PROBE_MAX_BATCH), min(seq_length, PROBE_MAX_LENGTH), device)
-    reused = probe in _MEASURED
-    if not reused:
-        with tf.device(device):
-            _MEASURED[probe] = measure_fn(config, policy, options, batch_size, seq_length)
-    timings, forward = _MEASURED[probe]
+    (timings, forward), reused = _measurements(measure_fn or measure, config, policy, options,
+                                               batch_size, seq_length, device)
     seconds = time.perf_counter() - start
     chosen = choose(timings)
     # Evaluation's XLA, where both were measured (`--xla=auto`): the default

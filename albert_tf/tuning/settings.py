@@ -6,6 +6,9 @@ from albert_tf.settings import POSITIVE, Settings, setting
 
 SAMPLERS = ("tpe", "random", "grid")
 SETTINGS_FILE = "search_settings.json"
+# `auto`'s measurements of how to run the training step, shared by the trials'
+# runs (`albert_tf.training.execution.PROBES_FILE_ENV`): measured once, alike for all.
+PROBES_FILE = "execution_probes.json"
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)

@@ -136,18 +136,22 @@ def last_error(log_path):
     return f": {errors[-1][len('error: '):]}" if errors else ""
 
 
-def finetune_trials(task_name, make_config, seeds, metric, split, poll_seconds=2.0, log=say):
+def finetune_trials(task_name, make_config, seeds, metric, split, poll_seconds=2.0, log=say,
+                    probes_file=None):
     """`run_trial` for `run_search`: each of a trial's seeds is a fine-tuning
     process (`watch.start_finetune`) on the settings `make_config(params, seed)`
     returns (a dict, as a `--config` file holds them); the first seed's history
     is reported to the pruner. The trial's value: the mean of `metric` over the
-    seeds, on the eval split `split`."""
+    seeds, on the eval split `split`. probes_file: where the processes keep
+    `auto`'s measurements of how to run the step (the first to need one
+    measures; the others, alike, run alike), or None."""
     def run_trial(trial, params, path, reported):
         def run(seed, seed_path):
             config = seed_path + ".json"
             with atomic_file(config, encoding="utf-8") as f:
                 json.dump(make_config(params, seed), f, indent=2, sort_keys=True)
-            process = watch.start_finetune(task_name, config, seed_path, seed_path + ".log")
+            process = watch.start_finetune(task_name, config, seed_path, seed_path + ".log",
+                                           probes_file=probes_file)
             pruned = watch.watch(process, os.path.join(seed_path, watch.HISTORY_FILE), metric,
                                  trial if seed == seeds[0] else None, poll_seconds, reported)
             if pruned:

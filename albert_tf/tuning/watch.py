@@ -96,13 +96,21 @@ def _stop_with_parent():
         pass  # not Linux: a killed search's run goes on to its end
 
 
-def start_finetune(task_name, config_path, output_dir, log_path):
-    """Starts `python -m albert_tf.finetune` on a config file, its output into `log_path`."""
+def start_finetune(task_name, config_path, output_dir, log_path, probes_file=None):
+    """Starts `python -m albert_tf.finetune` on a config file, its output into `log_path`.
+
+    probes_file: where the runs of a search keep `auto`'s measurements
+    (`albert_tf.training.execution.PROBES_FILE_ENV`), or None."""
+    env = dict(os.environ)
+    if probes_file:
+        from albert_tf.training.execution import PROBES_FILE_ENV
+
+        env[PROBES_FILE_ENV] = probes_file
     log = open(log_path, "a", encoding="utf-8")
     try:
         return subprocess.Popen(
             [sys.executable, "-m", "albert_tf.finetune", f"--task={task_name}",
              f"--config={config_path}", f"--output_dir={output_dir}"],
-            stdout=log, stderr=subprocess.STDOUT, preexec_fn=_stop_with_parent)
+            stdout=log, stderr=subprocess.STDOUT, preexec_fn=_stop_with_parent, env=env)
     finally:
         log.close()  # the child holds its own copy
