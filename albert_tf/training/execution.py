@@ -74,7 +74,7 @@ class Candidate:
 
     @property
     def name(self):
-        return f"XLA {'on' if self.jit else 'off'}, layers {'unrolled' if self.unroll else 'loop'}"
+        return f"XLA {_on(self.jit)}, layers {'unrolled' if self.unroll else 'loop'}"
 
 
 @dataclasses.dataclass(frozen=True)

@@ -26,23 +26,29 @@ class RunSetup:
     settings: the run's settings with `precision`, `xla` and `layer_execution`
         resolved (never "auto").
     strategy: the `tf.distribute.Strategy`.
-    policy: the Keras dtype policy name ("float32", "mixed_bfloat16", ...).
-    jit: whether the training step is compiled with XLA.
     worker: None on the chief (or a single-machine run), else this worker's index.
     execution: the `albert_tf.training.execution.Execution` (with what was measured).
     """
 
     settings: object
     strategy: object
-    policy: str
-    jit: bool
     worker: int | None
     execution: object
 
     @property
+    def policy(self):
+        """The Keras dtype policy name ("float32", "mixed_bfloat16", ...)."""
+        return self.execution.policy
+
+    @property
+    def jit(self):
+        """Whether the training step is compiled with XLA."""
+        return self.execution.jit
+
+    @property
     def unroll(self):
         """Whether the encoder's layers run unrolled (else in a loop)."""
-        return self.settings.layer_execution == "unrolled"
+        return self.execution.unroll
 
     @property
     def inference_jit(self):
@@ -117,8 +123,7 @@ def start_run(settings, settings_file, config=None):
     settings = settings.replace(precision=precision_name(execution.policy),
                                 xla="on" if execution.jit else "off",
                                 layer_execution=execution.layer_execution)
-    setup = RunSetup(settings, strategy, execution.policy, execution.jit, worker_index(strategy),
-                     execution)
+    setup = RunSetup(settings, strategy, worker_index(strategy), execution)
     if setup.chief:
         os.makedirs(settings.output_dir, exist_ok=True)
         kept = {} if saved is None else {name: getattr(saved, name) for name in INVOCATION_ONLY
