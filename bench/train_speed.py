@@ -70,7 +70,7 @@ def albert_tf(batch, seq, steps, size="base", precision="auto", xla="auto",
     forward = tf.function(lambda x: model(x, training=False)["logits"],
                           jit_compile=execution.inference_jit)
     return {"policy": policy, "xla": jit, "forward_xla": execution.inference_jit,
-            "layers": "unrolled" if execution.unroll else "loop",
+            "layers": execution.layer_execution,
             "chose_in_s": round(execution.seconds, 1), "probe": execution.measurements(),
             **_rates(batch, steps, lambda: float(train()["loss"].numpy().ravel()[0]),
                      lambda: forward(x).numpy())}
