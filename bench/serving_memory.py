@@ -53,7 +53,7 @@ def build(kind):
     from albert_tf.config import AlbertConfig
     from albert_tf.export.classification import ClassifierServing
     from albert_tf.export.multiple_choice import MultipleChoiceServing
-    from albert_tf.export.squad.serving import SquadServing
+    from albert_tf.export.squad import SquadServing
     from albert_tf.export.token_classification import TokenClassifierServing
     from albert_tf.models import (AlbertBeamQA, AlbertClassifier, AlbertMultipleChoice,
                                   AlbertSpanQA, AlbertTokenClassifier)

@@ -25,8 +25,8 @@ import sentencepiece as spm  # noqa: E402
 import tensorflow as tf  # noqa: E402
 from absl import app, flags  # noqa: E402
 
-from albert_tf.tokenizer import (AlbertTokenizer, HostTokenizer, SegmentPacker,  # noqa: E402
-                                 preprocess_text)
+from albert_tf.steps import SegmentPacker  # noqa: E402
+from albert_tf.tokenizer import AlbertTokenizer, HostTokenizer, preprocess_text  # noqa: E402
 
 # The host packing the library no longer has, kept as a reference in tests/.
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),

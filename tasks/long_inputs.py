@@ -6,7 +6,7 @@ regression tasks (GLUE, CLUE, `text_classification`, `text_regression`).
   `SegmentPacker` layer of the exported graph mapped over the split
   (`albert_tf.data.mapped`); the run says how many texts of each split were cut.
 - `--long_inputs=window`: every text is scored in overlapping windows
-  (`albert_tf.tokenizer.windows.WindowPacker`, `--window_stride`), the same
+  (`albert_tf.steps.windows.WindowPacker`, `--window_stride`), the same
   layer over numpy here and inside the exported SavedModel. Training takes
   each window as an example with its text's label (a text of three windows
   weighs three times one of one window, as it has three times the words);
@@ -70,7 +70,7 @@ def _ragged_pair(ids_a, ids_b):
 
 def _encode_truncated(examples, tokenizer, max_seq_length, ids=None):
     from albert_tf.data.mapped import map_rows
-    from albert_tf.tokenizer import SegmentPacker
+    from albert_tf.steps import SegmentPacker
 
     a, b = _ragged_pair(*(ids or _ids(examples, tokenizer)))
     packer = SegmentPacker(max_seq_length, tokenizer.cls_id, tokenizer.sep_id, tokenizer.pad_id)
@@ -81,7 +81,7 @@ def _encode_truncated(examples, tokenizer, max_seq_length, ids=None):
 
 
 def _encode_windows(examples, tokenizer, max_seq_length, stride, ids):
-    from albert_tf.tokenizer import WindowPacker
+    from albert_tf.steps import WindowPacker
 
     packer = WindowPacker(max_seq_length, stride, tokenizer.cls_id, tokenizer.sep_id,
                           tokenizer.pad_id)
@@ -137,7 +137,7 @@ def per_text(features, values):
     per text (`window_mean`, as the served graph averages them)."""
     if WINDOW_TEXT not in features.arrays:
         return values
-    from albert_tf.tokenizer import window_mean
+    from albert_tf.steps import window_mean
 
     text = np.asarray(features.arrays[WINDOW_TEXT])
     return window_mean(np.asarray(values), text, int(text[-1]) + 1 if len(text) else 0).numpy()

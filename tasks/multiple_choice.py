@@ -71,7 +71,7 @@ def qa_texts(examples, fill_blank=False):
     `fill_blank` the question's "_" filled with it) run eagerly on batches."""
     import tensorflow as tf
 
-    from albert_tf.export.multiple_choice import qa_texts as graph_qa_texts
+    from albert_tf.steps.choices import qa_texts as graph_qa_texts
 
     def utf8(text):
         return text.encode("utf-8", "surrogatepass")  # decoded back below, unchanged
@@ -110,7 +110,7 @@ def encode_choices(examples, tokenizer, max_seq_length, max_qa_length, fill_blan
     import tensorflow as tf
 
     from albert_tf.data.mapped import map_rows, ragged_rows
-    from albert_tf.export.multiple_choice import ChoicePacker
+    from albert_tf.steps.choices import ChoicePacker
 
     if max_seq_length < 3:
         raise ValueError(f"max_seq_length must be >= 3 ([CLS] context [SEP] question choice "

@@ -33,7 +33,7 @@ class TaggedExample:
     text: the text the model reads (CoNLL tokens joined by single spaces).
     words: CoNLL: each token's character span `(start, end)` in `text`;
         None for JSON lines (the words are found from the tokenizer's
-        tokens, `albert_tf.export.token_classification.graph_word_starts`).
+        tokens, `albert_tf.steps.words.graph_word_starts`).
     tags: CoNLL: each token's tag (None if the file has no tags).
     entities: JSON lines: `tagging.Entity`s with character spans, end exclusive.
     where: `file:line` of the example's first line.

@@ -5,7 +5,7 @@ padding get `IGNORED` (-100), which the loss skips. Texts longer than
 `max_seq_length - 2` tokens are cut into consecutive windows of that many
 tokens (`[CLS] window [SEP]` each), and predictions are put back in order:
 the serving graph (`albert_tf.export.token_classification`) runs the same windows
-(`albert_tf.tokenizer.windows.consecutive_windows`).
+(`albert_tf.steps.windows.consecutive_windows`).
 
 Words: a CoNLL sentence's tokens; for JSON lines, the words of the serving
 graph's rule (`graph_word_starts`, run eagerly on batches of texts) on the
@@ -24,7 +24,7 @@ import tensorflow as tf
 
 from albert_tf.data import Features
 from albert_tf.data.mapped import ragged_rows
-from albert_tf.export.token_classification import graph_word_starts, read_entities
+from albert_tf.steps.words import graph_word_starts, read_entities
 from albert_tf.models.token_classifier import IGNORED
 from albert_tf.tasks import tagging
 
@@ -141,7 +141,7 @@ def featurize(examples, tokenizer, max_seq_length, tags, labelled):
     `labelled`); host arrays word_index (each position's word, -1 if none) and
     source (each window's example).
     """
-    from albert_tf.tokenizer.windows import consecutive_windows
+    from albert_tf.steps.windows import consecutive_windows
 
     scheme = "bioes" if any(t[0] in "ES" for t in tags) else "iob2"
     tag_id = {t: i for i, t in enumerate(tags)}

@@ -7,7 +7,7 @@ with it in plain Python.
 
 import numpy as np
 
-from albert_tf.tokenizer.packing import _check_length
+from albert_tf.steps.packing import _check_length
 
 
 def truncated_lengths(len_a, len_b, budget):

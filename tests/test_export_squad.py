@@ -101,7 +101,7 @@ def test_any_raw_text_gives_defined_answers(squad):
     # Invalid UTF-8 is read as U+FFFD: the host pipeline on the decoded text agrees,
     # on the part of each context the export reads (SERVING.md: bounded memory).
     from albert_tf.tokenizer.loading import load_tokenizer
-    from albert_tf.export import text_limit
+    from albert_tf.steps import text_limit
 
     settings = squad[3]
     kept = text_limit.cut(tf.constant(decoded), load_tokenizer(helpers.SPM),

@@ -19,7 +19,7 @@ from albert_tf import tasks
 from albert_tf import load_tokenizer
 from albert_tf.backbone import AlbertBackbone
 from albert_tf.config import AlbertConfig
-from albert_tf.tokenizer import SegmentPacker, WindowPacker
+from albert_tf.steps import SegmentPacker, WindowPacker
 from albert_tf.training.finetuning import run, save_finetuned
 from albert_tf.training.settings import FinetuneSettings
 from albert_tf.tasks.finetuned import export_model

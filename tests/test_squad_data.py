@@ -356,7 +356,7 @@ def test_max_context_closed_form_equals_the_reference_scores():
     """Random context and query lengths, strides below and above the window."""
     import tensorflow as tf
 
-    from albert_tf.export.squad import windows
+    from albert_tf.steps import squad_windows as windows
 
     rng = np.random.default_rng(0)
     for max_seq_length, stride in [(40, 7), (64, 13), (384, 128), (30, 100), (110, 1)]:

@@ -19,10 +19,11 @@ import cli_helpers as cli
 from albert_tf import tasks
 from albert_tf.data import Features
 from albert_tf.data.mapped import map_rows, ragged_rows
-from albert_tf.export.base import ServingModule, padded_length
+from albert_tf.export.base import ServingModule
+from albert_tf.steps.packing import padded_length
 from albert_tf.export.exporter import INFO_FILE
 from albert_tf.models import AlbertClassifier
-from albert_tf.tokenizer import SegmentPacker
+from albert_tf.steps import SegmentPacker
 from albert_tf.training.finetuning import run
 from albert_tf.training.settings import FinetuneSettings
 from albert_tf.tasks.base import Recipe, Task

@@ -8,7 +8,8 @@ import pytest
 import tensorflow as tf
 
 from albert_tf.tokenizer.loading import load_tokenizer
-from albert_tf.export.token_classification import TokenClassifierServing, graph_word_starts
+from albert_tf.export.token_classification import TokenClassifierServing
+from albert_tf.steps.words import graph_word_starts
 from conftest import FIXTURES
 from export_helpers import SPM, assert_refuses_other_shapes, token_model
 from albert_tf.tasks import tagging, token_features

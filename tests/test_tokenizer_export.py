@@ -10,7 +10,8 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from albert_tf.tokenizer import AlbertTokenizer, HostTokenizer, SegmentPacker
+from albert_tf.tokenizer import AlbertTokenizer, HostTokenizer
+from albert_tf.steps import SegmentPacker
 from conftest import FIXTURES
 from packing_reference import pack_host
 

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from albert_tf.tokenizer import SegmentPacker
+from albert_tf.steps import SegmentPacker
 from packing_reference import pack_host, truncated_lengths
 
 CLS, SEP, PAD = 101, 102, 7  # all different from each other and from the ids used

@@ -12,11 +12,12 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from albert_tf.export import text_limit, web
-from albert_tf.export.squad import windows as squad_windows
+from albert_tf.export import web
+from albert_tf.steps import text_limit
+from albert_tf.steps import squad_windows
 from token_reference import word_starts
 from albert_tf.models.crf import LinearChainCRF
-from albert_tf.tokenizer import WindowPacker
+from albert_tf.steps import WindowPacker
 from albert_tf.tokenizer.sentencepiece.host import HostTokenizer
 from conftest import FIXTURES
 

@@ -15,7 +15,8 @@ import tensorflow as tf
 from albert_tf import load_tokenizer
 from albert_tf.backbone import AlbertBackbone
 from albert_tf.checkpoints import native, save_pretrained
-from albert_tf.tokenizer import HostWordPieceTokenizer, SegmentPacker, WordPieceTokenizer
+from albert_tf.tokenizer import HostWordPieceTokenizer, WordPieceTokenizer
+from albert_tf.steps import SegmentPacker
 from albert_tf.tokenizer.wordpiece.vocab import parse_tokens
 from conftest import FIXTURES, REFERENCE_MODELS
 from packing_reference import pack_host

@@ -8,7 +8,7 @@ plain Python; `char_entities` reads entities from word tags with
 
 import unicodedata
 
-from albert_tf.export.token_classification import ASCII_PUNCTUATION, CJK_RANGES
+from albert_tf.steps.words import ASCII_PUNCTUATION, CJK_RANGES
 from albert_tf.tasks import tagging
 
 

@@ -37,7 +37,7 @@ _EXPORTS = {
     "ServingModule": "albert_tf.export.base",
     "ClassifierServing": "albert_tf.export.classification",
     "MultiLabelServing": "albert_tf.export.classification",
-    "SquadServing": "albert_tf.export.squad.serving",
+    "SquadServing": "albert_tf.export.squad",
     "TfliteModel": "albert_tf.export.tflite",
 }
 __all__ = sorted(_EXPORTS)

@@ -15,9 +15,6 @@ import tensorflow as tf
 from albert_tf.layers.fused import plain_ops
 
 TOKEN_INPUTS = ("token_ids", "segment_ids", "padding_mask")
-# Batches are padded to a multiple of this many tokens, as `albert_tf.data.padded_length`
-# pads them in training and evaluation.
-LENGTH_MULTIPLE = 8
 # Model inputs are run this many tokens at a time (`ServingModule.run_model_in_chunks`).
 CHUNK_TOKENS = 4096
 
@@ -25,14 +22,6 @@ CHUNK_TOKENS = 4096
 def token_specs(names, length=None):
     """int32 `(batch_size, length)` specs named `names` (length None: any)."""
     return [tf.TensorSpec([None, length], tf.int32, name=name) for name in names]
-
-
-def padded_length(real_lengths, max_seq_length, minimum=1):
-    """Where to cut a batch padded to `max_seq_length`: its longest row rounded up to a
-    multiple of 8, at least `minimum` and at most `max_seq_length` (a scalar int32)."""
-    longest = tf.reduce_max(tf.concat([[minimum], real_lengths], 0))
-    rounded = (longest + LENGTH_MULTIPLE - 1) // LENGTH_MULTIPLE * LENGTH_MULTIPLE
-    return tf.minimum(tf.maximum(rounded, minimum), max_seq_length)
 
 
 def checked_inputs(named, ranks=None):

@@ -24,9 +24,10 @@ outputs below. Outputs:
 
 import tensorflow as tf
 
-from albert_tf.export import text_limit
-from albert_tf.export.base import ServingModule, padded_length
-from albert_tf.tokenizer import SegmentPacker, WindowPacker, window_mean
+from albert_tf.steps import text_limit
+from albert_tf.export.base import ServingModule
+from albert_tf.steps.packing import padded_length
+from albert_tf.steps import SegmentPacker, WindowPacker, window_mean
 
 
 class ClassifierServing(ServingModule):
@@ -39,7 +40,7 @@ class ClassifierServing(ServingModule):
         labels: label names in id order, or None for regression.
         pair: whether the task takes two texts.
         window_stride: None: truncate longer inputs; an int: score them in
-            windows (`albert_tf.tokenizer.windows`) of this stride.
+            windows (`albert_tf.steps.windows`) of this stride.
     """
 
     def __init__(self, model, tokenizer, max_seq_length, labels, pair,

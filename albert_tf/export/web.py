@@ -166,9 +166,9 @@ def punctuation_ranges():
 
 def text_rules(tokenizer):
     """The rules of the graph's text cuts (`text_limit`) and words
-    (`token_classification.graph_word_starts`) for `tokenizer` (in-graph), JSON-able."""
-    from albert_tf.export import text_limit
-    from albert_tf.export.token_classification import ASCII_PUNCTUATION, CJK_RANGES
+    (`albert_tf.steps.words.graph_word_starts`) for `tokenizer` (in-graph), JSON-able."""
+    from albert_tf.steps import text_limit
+    from albert_tf.steps.words import ASCII_PUNCTUATION, CJK_RANGES
 
     return dict(text_limit.rules(tokenizer), punctuation=punctuation_ranges(),
                 standalone=sorted(list(r) for r in CJK_RANGES + ASCII_PUNCTUATION),

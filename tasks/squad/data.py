@@ -3,7 +3,7 @@
 `featurize` builds the windows `[CLS] question [SEP] context-window [SEP]` of
 google-research/albert `squad_utils.py` (`convert_examples_to_features`):
 same windows, labels and p_mask; the windows and their token arrays are the
-served graph's (`albert_tf.export.squad.windows.make_windows`, run eagerly),
+served graph's (`albert_tf.steps.squad_windows.make_windows`, run eagerly),
 the labels numpy over its window plan. Text meets tokens through
 `HostTokenizer.encode_with_offsets` (exact character offsets), not the
 reference's longest-common-subsequence alignment (which drops an example when
@@ -22,7 +22,7 @@ import numpy as np
 import tensorflow as tf
 
 from albert_tf.data.features import Features
-from albert_tf.export.squad.windows import count_windows, make_windows
+from albert_tf.steps.squad_windows import count_windows, make_windows
 from albert_tf.io_utils import read_json
 
 log = logging.getLogger(__name__)
@@ -262,7 +262,7 @@ def featurize(examples, tokenizer, max_seq_length=384, doc_stride=128, max_query
 
     Returns:
         `(features, windows)`; the windows and their token arrays are those of
-        the served graph, `albert_tf.export.squad.windows.make_windows`, run
+        the served graph, `albert_tf.steps.squad_windows.make_windows`, run
         eagerly here. `features.arrays`, N windows, L = max_seq_length:
         - `token_ids`, `segment_ids` (N, L) int32, padded with `pad_id` / 0;
         - `p_mask` (N, L) int32: 1 where no answer can be (question, [SEP],

@@ -4,7 +4,7 @@ Works from the arrays of `tasks.squad.data.featurize` alone (`question_index`,
 `token_start_char`, `token_end_char`, `token_is_max_context`), so cached
 features decode the same as fresh ones. The rules (candidates of each head,
 validity, scores, whitespace, the best answer, null odds) are
-`albert_tf.export.squad.decode`'s, the functions the served model runs in
+`albert_tf.steps.squad_decode`'s, the functions the served model runs in
 its graph: `decode_spans` runs them eagerly over chunks of windows, so
 predictions.json holds by construction the answer the served model gives.
 What is left here is what only evaluation needs: the official n-best lists
@@ -31,7 +31,7 @@ import os
 import numpy as np
 import tensorflow as tf
 
-from albert_tf.export.squad import decode
+from albert_tf.steps import squad_decode as decode
 from albert_tf.io_utils import atomic_file
 from albert_tf.tasks.squad import evaluate as squad_eval
 from albert_tf.tokenizer.sentencepiece.graph_ops import Chars

@@ -1,8 +1,8 @@
 """SQuAD v1.1 (`squad`) and v2.0 (`squad_v2`): extractive question answering.
 
 The data and windowing are the small pure functions of `tasks.squad.data` (its
-windows those of the served graph, `albert_tf.export.squad.windows`); decoding
-runs the served model's functions (`albert_tf.export.squad.decode`) through
+windows those of the served graph, `albert_tf.steps.squad_windows`); decoding
+runs the served model's functions (`albert_tf.steps.squad_decode`) through
 `tasks.squad.postprocess`, which lists the n-best answers; the metrics are the
 official scripts' (`tasks.squad.evaluate`). For v2.0 the no-answer threshold is
 chosen on questions held out of the training set (by a hash of their id),
@@ -154,7 +154,7 @@ class SquadTask(Task):
                          "predictions are written by the evaluation")
 
     def serving_module(self, model, tokenizer, settings, model_dir, export_options):
-        from albert_tf.export.squad.serving import SquadServing
+        from albert_tf.export.squad import SquadServing
 
         options = self.task_options
         if export_options is not None and export_options.null_threshold is not None:

@@ -1,6 +1,6 @@
 // The serving graph's text processing and decoding in JavaScript, around a
 // model that runs one packed row at a time (the `encoded` signature, batch 1):
-// the same text cuts (albert_tf/export/text_limit.py), packing, windows
+// the same text cuts (albert_tf/steps/text_limit.py), packing, windows
 // (squad_windows.py, token_classification.py), tag and span decoding
 // (squad_decode.py, models/crf.py) and output padding as `serving_default`.
 // No browser API is used: Node runs it too (tests/web/check_decode.mjs).

@@ -36,7 +36,7 @@ import numpy as np
 import tensorflow as tf
 
 from albert_tf.tokenizer import graph_text
-from albert_tf.tokenizer.packing import take
+from albert_tf.steps.packing import take
 from albert_tf.tokenizer.normalization import whitespace_code_points
 from albert_tf.tokenizer.sentencepiece import graph_ops
 

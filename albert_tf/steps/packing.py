@@ -22,6 +22,19 @@ import tensorflow as tf
 from albert_tf.tokenizer.graph_layer import accept_raw_inputs
 
 
+# Batches are padded to a multiple of this many tokens, as `albert_tf.data.padded_length`
+# pads them in training and evaluation.
+LENGTH_MULTIPLE = 8
+
+
+def padded_length(real_lengths, max_seq_length, minimum=1):
+    """Where to cut a batch padded to `max_seq_length`: its longest row rounded up to a
+    multiple of 8, at least `minimum` and at most `max_seq_length` (a scalar int32)."""
+    longest = tf.reduce_max(tf.concat([[minimum], real_lengths], 0))
+    rounded = (longest + LENGTH_MULTIPLE - 1) // LENGTH_MULTIPLE * LENGTH_MULTIPLE
+    return tf.minimum(tf.maximum(rounded, minimum), max_seq_length)
+
+
 def _check_length(max_seq_length, pair):
     needed = 3 if pair else 2
     if isinstance(max_seq_length, bool) or not isinstance(max_seq_length, int) \

@@ -31,7 +31,7 @@ that word is split from its start on (WordPiece's greedy split is left to right)
 
 import tensorflow as tf
 
-from albert_tf.export.token_classification import _graph_standalone
+from albert_tf.steps.words import standalone
 
 # Unicode White_Space code points.
 WHITESPACE = ((9, 13), (32, 32), (0x85, 0x85), (0xA0, 0xA0), (0x1680, 0x1680),
@@ -79,7 +79,7 @@ def cut(text, tokenizer, tokens, keep="first"):
         space |= (flat >= lo) & (flat <= hi)
     weight = tf.where(space, 0, 1)
     if tokenizer.standalone_words:
-        weight = tf.where(_graph_standalone(flat), tokenizer.max_token_chars, weight)
+        weight = tf.where(standalone(flat), tokenizer.max_token_chars, weight)
     row = tf.cast(codes.value_rowids(), tf.int32)
     starts = tf.cast(codes.row_starts(), tf.int32)
     lengths = tf.cast(codes.row_lengths(), tf.int32)

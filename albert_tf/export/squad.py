@@ -22,10 +22,10 @@ evaluation runs too). Outputs, all `(batch_size,)`:
 
 import tensorflow as tf
 
-from albert_tf.export import text_limit
+from albert_tf.steps import text_limit
 from albert_tf.export.base import TOKEN_INPUTS, ServingModule
-from albert_tf.export.squad import decode as squad_decode
-from albert_tf.export.squad import windows as squad_windows
+from albert_tf.steps import squad_decode
+from albert_tf.steps import squad_windows
 from albert_tf.tokenizer.sentencepiece import graph_ops
 
 

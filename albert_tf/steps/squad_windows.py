@@ -6,7 +6,7 @@ With TensorFlow ops over a whole batch: every question gets as many windows as
 its context needs (google-research/albert `squad_utils.py`
 `convert_examples_to_features`), all windows of the batch are built together.
 
-- Windows: `albert_tf.tokenizer.windows.window_plan`. With `m` context tokens
+- Windows: `albert_tf.steps.windows.window_plan`. With `m` context tokens
   per window (`max_seq_length - query_length - 3`) and a step of
   `min(m, doc_stride)`, window k starts at `k * step`, and a context of `n`
   tokens gets `1 + ceil(max(n - m, 0) / step)` windows (one, empty, when
@@ -24,9 +24,8 @@ import dataclasses
 import numpy as np
 import tensorflow as tf
 
-from albert_tf.export.base import padded_length
-from albert_tf.tokenizer.packing import take
-from albert_tf.tokenizer.windows import window_plan
+from albert_tf.steps.packing import padded_length, take
+from albert_tf.steps.windows import window_plan
 
 
 @dataclasses.dataclass

@@ -7,7 +7,7 @@ it in its graph, so training, evaluation and serving see the same windows.
 `window_mean` averages the windows' outputs back to one row per text, in
 evaluation on the host and in the served graph alike. `window_plan` is the
 closed form of sliding windows that `WindowPacker` and SQuAD's document
-windows (`albert_tf.export.squad.windows`) share.
+windows (`albert_tf.steps.squad_windows`) share.
 
 The windows of one text (a budget of `m = max_seq_length - 2` tokens, `- 3`
 for a pair):
@@ -28,7 +28,7 @@ A text that fits is one window equal to `SegmentPacker`'s packing of it.
 import keras
 import tensorflow as tf
 
-from albert_tf.tokenizer.packing import Packer, _as_ragged, _check_length, take
+from albert_tf.steps.packing import Packer, _as_ragged, _check_length, take
 
 
 def window_plan(num_tokens, room, step):
