@@ -4,6 +4,7 @@ Names are imported on first use, so that light tools (the config, the
 resource report) start without loading TensorFlow.
 """
 
+from albert_tf.commands import install_aliases
 from albert_tf.lazy import lazy_exports
 
 _EXPORTS = {
@@ -20,3 +21,6 @@ _EXPORTS = {
 __all__ = sorted(_EXPORTS)
 
 __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
+
+# `python -m albert_tf.finetune` and the other commands, and `albert_tf.api`.
+install_aliases()

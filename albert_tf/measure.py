@@ -3,7 +3,7 @@
 The resource report (`albert_tf.accounting`) counts FLOPs, which sharing does
 not change; what a step costs on a given machine may still differ between
 sharing modes: a shared block runs in a `tf.while_loop` (see
-`albert_tf.layers.repeat`), unshared layers as straight-line code, and the
+`albert_tf.layers.layer_loop`), unshared layers as straight-line code, and the
 optimizer updates as many weights as are stored. So each mode is timed here,
 at the same shapes, on this machine.
 

@@ -224,7 +224,7 @@ class Task(Recipes, abc.ABC):
 
     def kfold_files(self, options, data_dir, k, folder):
         """`--kfold=k`: writes the k folds of the training file into `folder` and
-        returns their `albert_tf.training.repeats.Fold`s. Only the tasks on the
+        returns their `albert_tf.training.seeds_folds.Fold`s. Only the tasks on the
         user's own files split theirs (`tasks.user_files.write_folds`)."""
         raise ValueError(f"--kfold is for the tasks on your own files (text_classification, "
                          f"text_regression, token_classification, multiple_choice); task "

@@ -6,7 +6,7 @@ examples.
 import os
 import tempfile
 
-from albert_tf.export import variants
+from albert_tf.export import scoring
 from albert_tf.tasks import finetuned
 
 
@@ -35,7 +35,7 @@ class TaskData:
         if calibration:
             split = calibration_split or self.task.train_split
             examples = self._read(split)
-            rows = variants.sample_indices(len(examples), calibration_examples)
+            rows = scoring.sample_indices(len(examples), calibration_examples)
             self._calibration_examples = (split, [examples[i] for i in rows])
 
     def _read(self, split):
@@ -51,18 +51,18 @@ class TaskData:
             return None
         split, examples = self._calibration_examples
         features = self.task.featurize(examples, self.tokenizer, self.settings, split)
-        return variants.encoded_inputs(features, names)
+        return scoring.encoded_inputs(features, names)
 
     def evaluate(self, names):
         """The exporter's `evaluate`: every variant of the written folder (its
         runners) and the float model, scored on the same inputs."""
-        inputs = variants.encoded_inputs(self._features, names)
+        inputs = scoring.encoded_inputs(self._features, names)
 
         def evaluate(runners):
             runners = {"float32": keras_runner(self.model), **runners}  # the reference: first
             return {"data_dir": os.path.abspath(self.data_dir), "split": self.split,
                     "examples": len(self._examples), "reference": "float32",
-                    "variants": variants.measure_variants(runners, inputs, self._score)}
+                    "variants": scoring.measure_variants(runners, inputs, self._score)}
 
         return evaluate
 

@@ -299,7 +299,7 @@ class TextTask(Task):
 
     def _write_reports(self, run, split, results):
         """The confusion matrix picture of one split (its numbers reach TensorBoard
-        with every task's, `albert_tf.training.evaluation.write_evaluation`)."""
+        with every task's, `albert_tf.training.eval_history.write_evaluation`)."""
         if "confusion_matrix" in results and not extras.available("plots"):
             logging.warning("confusion_matrix_%s.png not written: the picture needs matplotlib "
                             '(pip install "albert-tf[plots]"); the matrix is in the results',

@@ -163,7 +163,7 @@ def check_kfold_options(options, task_name):
 
 def write_folds(path, k, folder, read_records, stratum=None):
     """Writes the K folds of the training file at `path` into `folder` (once: a
-    later start reads them back) and returns their `albert_tf.training.repeats.Fold`s.
+    later start reads them back) and returns their `albert_tf.training.seeds_folds.Fold`s.
 
     read_records: `() -> (header, records)` (`row_records` or `block_records`),
         called once, or twice when stratifying.
@@ -171,7 +171,7 @@ def write_folds(path, k, folder, read_records, stratum=None):
         key (stably) are dealt to the folds in turn, so every fold has each key's
         count divided by K, within one; None: folds by `stable_fold`.
     """
-    from albert_tf.training.repeats import Fold
+    from albert_tf.training.seeds_folds import Fold
 
     stat = os.stat(path)
     source = {"file": os.path.abspath(path), "bytes": stat.st_size,

@@ -51,9 +51,9 @@ def _without_timing(results, run_dir):
 
 def test_each_function_equals_its_command_and_a_dataframe_trains_as_its_file(tmp_path, capsys):
     pandas = pytest.importorskip("pandas")
-    from albert_tf import api
-    from albert_tf import finetune as finetune_program
-    from albert_tf import predict as predict_program
+    from albert_tf.commands import api
+    from albert_tf.commands import finetune as finetune_program
+    from albert_tf.commands import predict as predict_program
 
     # The command, on files.
     command_dir, api_dir = tmp_path / "command", tmp_path / "api"
@@ -106,7 +106,7 @@ def test_each_function_equals_its_command_and_a_dataframe_trains_as_its_file(tmp
 
 
 def test_a_bad_flag_raises_the_commands_line(tmp_path):
-    from albert_tf import api
+    from albert_tf.commands import api
 
     good = _flags(tmp_path, tmp_path / "run")
     for call, kwargs, message in (
@@ -151,7 +151,7 @@ def _kwargs(args):
 
 @pytest.mark.slow
 def test_finetune_export_and_predict_from_the_shell_equal_the_functions(tmp_path):
-    from albert_tf import api
+    from albert_tf.commands import api
 
     model = cli.tiny_model(str(tmp_path))
     shell, python = tmp_path / "shell", tmp_path / "python"
@@ -192,7 +192,7 @@ def test_finetune_export_and_predict_from_the_shell_equal_the_functions(tmp_path
 
 @pytest.mark.slow
 def test_pretrain_from_the_shell_equals_the_function(tmp_path):
-    from albert_tf import api
+    from albert_tf.commands import api
     from conftest import FIXTURES
 
     data = tmp_path / "data" / "train"
@@ -217,8 +217,8 @@ def test_pretrain_from_the_shell_equals_the_function(tmp_path):
 
 def test_search_equals_its_command(tmp_path, monkeypatch, capsys):
     pytest.importorskip("optuna")
-    from albert_tf import api
-    from albert_tf import search as search_program
+    from albert_tf.commands import api
+    from albert_tf.commands import search as search_program
     from albert_tf.tuning import watch
 
     from conftest import FIXTURES

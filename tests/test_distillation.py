@@ -290,7 +290,7 @@ def test_distill_cli_end_to_end_and_its_errors(teacher, tmp_path):
 
 @pytest.mark.slow
 def test_the_distill_function_equals_the_command(teacher, tmp_path):
-    from albert_tf import api
+    from albert_tf.commands import api
 
     _, teacher_dir, _ = teacher
     values = {"teacher": os.path.dirname(teacher_dir), "student": cli.tiny_model(str(tmp_path)),

@@ -28,7 +28,7 @@ from albert_tf import tasks
 from albert_tf.backbone import AlbertBackbone
 from albert_tf.tokenizer.loading import load_tokenizer
 from albert_tf.config import AlbertConfig
-from albert_tf.export import exporter, precision, tflite, variants
+from albert_tf.export import exporter, precision, scoring, tflite
 from albert_tf.training import devices
 from albert_tf.training.finetuning import save_finetuned
 from conftest import FIXTURES
@@ -54,7 +54,7 @@ def rte(tmp_path_factory):
 
     def inputs(split):
         features = task.featurize(task.read_examples(DATA, split), tokenizer, settings, split)
-        return variants.encoded_inputs(features, module.input_names)
+        return scoring.encoded_inputs(features, module.input_names)
 
     return model_dir, module, model, inputs("dev"), inputs("train")
 

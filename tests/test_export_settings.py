@@ -126,7 +126,7 @@ def test_a_task_defined_here_takes_its_export_option_through_run_export(tmp_path
 
 def test_export_command_help_lists_the_task_export_options():
     """`albert-tf export --help` lists the settings' and the tasks' export options."""
-    result = cli.run("albert_tf.commands", "export", "--help")  # (absl's exits with status 1)
+    result = cli.run("albert_tf", "export", "--help")  # (absl's exits with status 1)
     for flag in ("--formats", "--null_threshold", "--threshold", "--eval_data", "--web_variant",
                  "--[no]quantize", "--[no]tflite", "--tflite_variants: Alias for --formats"):
         assert flag in result.stdout, flag

@@ -198,7 +198,7 @@ def test_predict_reads_choice_lists_from_exports_and_model_folders(tmp_path):
     np.testing.assert_allclose([r["probabilities"] for r in lines[0]],
                                [r["probabilities"] for r in lines[1]], atol=1e-5)
     # albert_tf.api.load: the export's answers; --row gives a list input as JSON.
-    from albert_tf import api
+    from albert_tf.commands import api
 
     with open(os.path.join(OWN, "predict.jsonl"), encoding="utf-8") as f:
         rows = [json.loads(line) for line in f]

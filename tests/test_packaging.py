@@ -21,7 +21,8 @@ import pytest
 from packaging.requirements import Requirement
 from packaging.version import Version
 
-from albert_tf import cli, extras
+from albert_tf import extras
+from albert_tf.commands import cli
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 

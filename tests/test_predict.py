@@ -67,7 +67,7 @@ def test_jsonl_file_in_batches_with_the_highest_version(tmp_path, tmp_path_facto
     _check([dict(line) for line in lines], version_dir, ROWS)
     # albert_tf.api.load: the same object, the same answers, for the export and the
     # fine-tuned folder it was made from.
-    from albert_tf import api
+    from albert_tf.commands import api
 
     assert api.load(root).predict(ROWS, batch_size=2) == lines
     assert api.predict(str(root), [(r["question"], r["context"]) for r in ROWS]) == \
@@ -77,7 +77,7 @@ def test_jsonl_file_in_batches_with_the_highest_version(tmp_path, tmp_path_facto
 @pytest.mark.slow
 def test_a_squad_model_folder_answers_as_its_export(tmp_path_factory):
     # (the default tier loads a text classifier's folder: tests/test_api.py)
-    from albert_tf import api
+    from albert_tf.commands import api
 
     version_dir, model_dir = helpers.exported(tmp_path_factory, "squad_v2")[:2]
     lines = api.load(version_dir).predict(ROWS, batch_size=2)
@@ -145,7 +145,7 @@ def test_flags_stdin_tsv_and_a_finetuned_folder(tmp_path, tmp_path_factory):
         _check(_lines(result.stdout), squad[0], [dict(r, id=str(r.get("id", ""))) for r in ROWS])
     # albert_tf.api.load on the model folders: the commands' answers (classification,
     # regression), as texts and as pairs.
-    from albert_tf import api
+    from albert_tf.commands import api
 
     got = api.load(sst2[1]).predict(["A fine film."])
     _check(got, sst2[0], [{"text": "A fine film."}])
@@ -155,7 +155,7 @@ def test_flags_stdin_tsv_and_a_finetuned_folder(tmp_path, tmp_path_factory):
 
 def _rows(text, name, columns=None, names=("text",)):
     from albert_tf.io_utils import numbered_lines
-    from albert_tf.predict import read_rows
+    from albert_tf.commands.predict import read_rows
 
     path = os.path.join(os.environ.get("TMPDIR", "/tmp"), name)
     with open(path, "w", encoding="utf-8") as f:
@@ -182,9 +182,9 @@ def test_predict_reads_rows_as_training_reads_them(tmp_path, monkeypatch):
 
 
 def test_native_start_up_notes_are_filtered_and_other_lines_kept(capfd):
-    from albert_tf import cli as albert_cli
+    from albert_tf.startup import native_noise_filtered
 
-    with albert_cli.native_noise_filtered():
+    with native_noise_filtered():
         os.write(2, b"E0000 cuda_platform.cc:52] failed call to cuInit: UNKNOWN ERROR (303)\n")
         os.write(2, b"I0000 port.cc:153] oneDNN custom operations are on. You may see\n")
         os.write(2, b"a real problem\n")
@@ -192,7 +192,7 @@ def test_native_start_up_notes_are_filtered_and_other_lines_kept(capfd):
 
 
 def test_token_classification_output_reads_as_words_and_entities():
-    from albert_tf.predictor import _readable, tagged_words
+    from albert_tf.commands.predictor import _readable, tagged_words
 
     text = "EU rejects German"
     tags = [b"B-ORG", b"", b"O", b"", b"B-MISC", b""]  # a word's tag on its first token

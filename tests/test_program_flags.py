@@ -5,9 +5,9 @@ import pytest
 from absl import flags
 
 import cli_helpers as cli_run
-from albert_tf import cli
+from albert_tf.commands import cli
 from albert_tf.datasets import DownloadSettings
-from albert_tf.inspect_settings import InspectSettings
+from albert_tf.commands.inspect_settings import InspectSettings
 from albert_tf.pretraining.options import DataFiles
 from albert_tf.tokenizer.trainers import TrainSettings
 
@@ -70,7 +70,7 @@ def test_helpfull_lists_the_generated_flags():
 
 
 def test_an_alias_stands_for_its_flag_and_both_together_are_refused():
-    from albert_tf import api, cli
+    from albert_tf.commands import api, cli
 
     aliases = {"spm_model": "vocab_file"}
     assert cli.without_aliases({"spm_model": "a.model", "seed": 1}, aliases) == {

@@ -7,8 +7,8 @@ import statistics
 
 import pytest
 
-from albert_tf.training import repeats
-from albert_tf.training.repeats import RepeatSettings
+from albert_tf.training import seeds_folds
+from albert_tf.training.seeds_folds import RepeatSettings
 from albert_tf.tasks import user_files
 
 
@@ -36,7 +36,7 @@ def test_seed_lists_and_counts():
 
 def test_the_seeds_summary_equals_statistics_of_the_per_seed_files(tmp_path):
     seeds = (1, 2, 5, 11)
-    summary, paths = repeats.run_seeds(str(tmp_path), seeds, lambda s, p: _results(p, s),
+    summary, paths = seeds_folds.run_seeds(str(tmp_path), seeds, lambda s, p: _results(p, s),
                                        ("dev",), log=lambda line: None)
     assert [os.path.basename(p) for p in paths] == ["seeds_summary.json", "seeds_summary.md"]
     per_seed = {}
@@ -71,20 +71,20 @@ def test_a_stopped_set_resumes_at_the_seed_where_it_stopped(tmp_path):
         return _results(path, seed)
 
     with pytest.raises(KeyboardInterrupt):
-        repeats.run_seeds(str(tmp_path), (1, 2, 3), run, ("dev",), log=lambda line: None)
+        seeds_folds.run_seeds(str(tmp_path), (1, 2, 3), run, ("dev",), log=lambda line: None)
     assert not (tmp_path / "seeds_summary.json").exists()
     lines = []
-    summary, _ = repeats.run_seeds(str(tmp_path), (1, 2, 3), run, ("dev",), log=lines.append)
+    summary, _ = seeds_folds.run_seeds(str(tmp_path), (1, 2, 3), run, ("dev",), log=lines.append)
     assert ran == [1, 2, 2, 3]  # seed 1 was not run again
     assert "[1/3] seed-1: done before" in lines
     assert list(summary["accuracy"]["values"]) == ["1", "2", "3"]
 
 
 def test_one_seed_has_no_sd_and_several_splits_are_prefixed():
-    values = repeats.metric_values({"m": {"acc": 0.5}, "mm": {"acc": 0.25}, "train": {"x": 1}},
+    values = seeds_folds.metric_values({"m": {"acc": 0.5}, "mm": {"acc": 0.25}, "train": {"x": 1}},
                                    ("m", "mm"))
     assert values == {"m_acc": 0.5, "mm_acc": 0.25}
-    assert repeats.summarise({"1": values})["m_acc"]["sd"] is None
+    assert seeds_folds.summarise({"1": values})["m_acc"]["sd"] is None
 
 
 def _csv(path, rows):
@@ -181,7 +181,7 @@ def test_out_of_fold_predictions_cover_every_row_once(tmp_path):
                 f.write(json.dumps({"id": row.line, "label": row.values["text"]}) + "\n")
         return {"dev": {"accuracy": index / 10}, "predictions": {"test": out}}
 
-    summary, paths = repeats.run_folds(str(tmp_path / "run"), folds, run, ("dev",), "test",
+    summary, paths = seeds_folds.run_folds(str(tmp_path / "run"), folds, run, ("dev",), "test",
                                        log=lambda line: None)
     assert summary["accuracy"]["values"] == {"1": 0.1, "2": 0.2, "3": 0.3}
     assert os.path.basename(paths[0]) == "kfold_summary.json"

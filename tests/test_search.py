@@ -193,7 +193,7 @@ def test_a_checkpoint_that_cannot_be_resolved_stops_the_search_before_its_study(
         tmp_path, monkeypatch, given, starts):
     import cli_helpers as cli
     from absl import flags
-    from albert_tf import search as search_program
+    from albert_tf.commands import search as search_program
     from albert_tf.checkpoints import download
     from conftest import FIXTURES
 

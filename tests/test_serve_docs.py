@@ -21,7 +21,7 @@ from absl import flags
 import export_helpers
 import serve_helpers
 from albert_tf import tasks
-from albert_tf import cli
+from albert_tf.commands import cli
 from albert_tf.backbone import AlbertBackbone
 from albert_tf.tokenizer.loading import load_tokenizer
 from albert_tf.commands import COMMANDS
@@ -122,7 +122,7 @@ def test_the_inference_services_have_what_kserve_requires_and_match_the_serve_fl
     (container,) = predictor["containers"]
     assert container["name"] == "kserve-container" and container["image"]
     program, command, *arguments = container["command"]
-    assert (program, COMMANDS[command]) == ("albert-tf", "albert_tf.serve")
+    assert (program, command in COMMANDS, command) == ("albert-tf", True, "serve")
     settings = _serve_settings(arguments)
     env = {e["name"]: e["value"] for e in container["env"]}
     # KServe's storage initializer copies STORAGE_URI to /mnt/models, which is served.

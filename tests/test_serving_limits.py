@@ -15,7 +15,8 @@ import tensorflow as tf
 
 from albert_tf import io_utils
 from albert_tf.tokenizer.loading import load_tokenizer
-from albert_tf.export import exporter, text_limit
+from albert_tf.export import exporter
+from albert_tf.steps import text_limit
 from albert_tf.training import callbacks
 from conftest import FIXTURES
 

@@ -5,7 +5,7 @@ import dataclasses
 import pytest
 from absl import flags
 
-from albert_tf import cli
+from albert_tf.commands import cli
 from albert_tf.pretraining.options import DataOptions
 from albert_tf.pretraining.train_settings import PretrainSettings
 from albert_tf.training import settings as settings_lib

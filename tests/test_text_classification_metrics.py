@@ -120,7 +120,7 @@ def test_best_threshold_equals_a_brute_force_search(seed):
 
 
 def test_tensorboard_scalars_flatten_numbers_only():
-    from albert_tf.training.evaluation import scalars as tensorboard_scalars
+    from albert_tf.training.eval_history import scalars as tensorboard_scalars
 
     results = report.multi_class([0, 1, 1], [0, 1, 0], ["a", "b"])
     scalars = tensorboard_scalars({**results, "examples": 3, "label": "a"})

@@ -87,7 +87,7 @@ def test_finetune_evaluate_export_and_serve(tmp_path, vocabulary, size, train, d
         assert row["id"] == 1 and [w["word"] for w in row["words"]] == [
             "EU", "rejects", "German", "call"]
         assert all(w["tag"] for w in row["words"]) and isinstance(row["entities"], list)
-        from albert_tf import api  # the same answer in Python
+        from albert_tf.commands import api  # the same answer in Python
 
         assert api.load(model).predict([{"id": 1, "text": "EU rejects German call"}]) == [row]
 

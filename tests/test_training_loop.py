@@ -16,7 +16,7 @@ from safetensors.numpy import load_file
 import cli_helpers as cli
 from albert_tf import tasks
 from albert_tf.checkpoints.weights import model_variables
-from albert_tf.training import engine, evaluation, finetuning
+from albert_tf.training import engine, eval_history, finetuning
 from albert_tf.training.callbacks import TrainingInterrupted, update_step
 from albert_tf.training.results import report_complete
 from albert_tf.training.settings import FinetuneSettings, resolve, scheduled
@@ -75,9 +75,9 @@ def test_evaluation_settings_are_checked_by_name():
 
 def test_evaluation_steps():
     # 10 examples in batches of 4: the epochs end in updates 3, 5 and 8.
-    assert evaluation.evaluation_steps("epoch", 8, 4, 10) == (3, 5, 8)
-    assert evaluation.evaluation_steps(3, 8, 4, 10) == (3, 6, 8)  # and the last
-    assert evaluation.evaluation_steps(None, 8, 4, 10) == ()
+    assert eval_history.evaluation_steps("epoch", 8, 4, 10) == (3, 5, 8)
+    assert eval_history.evaluation_steps(3, 8, 4, 10) == (3, 6, 8)  # and the last
+    assert eval_history.evaluation_steps(None, 8, 4, 10) == ()
 
 
 # -- Best step and early stopping -----------------------------------------------
@@ -89,14 +89,14 @@ def _history(values, key="accuracy", every=10):
 
 def test_early_stopping_stops_at_the_predicted_evaluation():
     # min_delta 0.05: 0.60 improves on 0.50, 0.62 and 0.61 do not improve on 0.60.
-    selection = evaluation.Selection("accuracy", True, patience=2, min_delta=0.05)
+    selection = eval_history.Selection("accuracy", True, patience=2, min_delta=0.05)
     history = _history([0.50, 0.60, 0.62, 0.61, 0.90])
     entry, reference = selection.stop(history)
     assert (entry["step"], reference["step"]) == (40, 20)
     assert selection.best(history[:4])["step"] == 30  # the best step needs no min_delta
     assert selection.stop(history[:3]) is None
     # Lower is better for a loss; equal values are no improvement (the earliest is best).
-    losses = evaluation.Selection("dev/loss", False, patience=1)
+    losses = eval_history.Selection("dev/loss", False, patience=1)
     history = _history([0.9, 0.7, 0.7, 0.5], key="dev/loss")
     assert losses.best(history[:3])["step"] == 20 and losses.stop(history)[0]["step"] == 30
     assert tasks.get("mrpc").greater_is_better("accuracy")
@@ -236,7 +236,7 @@ def test_history_keep_best_and_epochs(tmp_path):
 
     results = finetuning.run(task, settings, verbose=False)
     assert results["train"]["step"] == 3
-    history = evaluation.read_history(os.path.join(settings.output_dir, "eval_history.jsonl"))
+    history = eval_history.read_history(os.path.join(settings.output_dir, "eval_history.jsonl"))
     assert [(e["step"], e["epoch"]) for e in history] == [(1, 0.5), (2, 1.0), (3, 1.5)]
     # Each line is what the checkpoint of its step scores when evaluated afresh.
     restored = _restored_evaluations(task, settings, [e["step"] for e in history], tmp_path)
@@ -305,7 +305,7 @@ def test_early_stopping_stops_at_the_predicted_step_and_survives_an_interrupt(tm
     with pytest.raises(TrainingInterrupted, match="interrupted at step 6 of 12"):
         finetuning.run(task, settings, verbose=False)
     history_file = os.path.join(settings.output_dir, "eval_history.jsonl")
-    assert [e["step"] for e in evaluation.read_history(history_file)] == [2, 4]
+    assert [e["step"] for e in eval_history.read_history(history_file)] == [2, 4]
 
     task.calls = []
     results = finetuning.run(task, settings, verbose=False)
@@ -315,7 +315,7 @@ def test_early_stopping_stops_at_the_predicted_step_and_survives_an_interrupt(tm
     assert results["train"]["early_stopped"]["reason"] == (
         "early stopping at step 8: score has not improved by at least 0.05 in 2 "
         "evaluation(s) since step 4 (0.6000)")
-    assert [(e["step"], e["score"]) for e in evaluation.read_history(history_file)] == \
+    assert [(e["step"], e["score"]) for e in eval_history.read_history(history_file)] == \
         [(2, 0.5), (4, 0.6), (6, 0.62), (8, 0.61)]
     # Run again, the run is over: nothing is trained or scored.
     task.calls = []

@@ -7,7 +7,7 @@
                  <variant>/result.json     written last: the variant is done
                  results.{md,csv,json}, loss_curves.png, score_vs_{params,flops}.png
 
-Resumable at every level (`albert_tf.variants.VariantRunner`, the runner
+Resumable at every level (`albert_tf.training.variant_runner.VariantRunner`, the runner
 seeds, k-fold and search use too): a done variant (`result.json`) is read
 back, an interrupted one continues from its checkpoints. Every variant gets the same
 budget, data (made once) and, unless the grid varies `seed`, the same seed
@@ -21,7 +21,7 @@ import time
 from albert_tf.ablation import data, finetune, grid, pretrain, report
 from albert_tf.ablation.settings import SETTINGS_FILE, AblationSettings
 from albert_tf.config import AlbertConfig, preset_names
-from albert_tf.variants import VariantRunner, say
+from albert_tf.training.variant_runner import VariantRunner, say
 # Settings a grid started again may change: the variant list and the stop.
 CHANGEABLE = ("grid", "stop_after")
 

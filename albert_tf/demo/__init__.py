@@ -171,7 +171,7 @@ def finish(task, module):
     `module`, the serving module its task exports (what TF Serving would run)."""
     import tensorflow as tf
 
-    from albert_tf.cli import native_noise_filtered
+    from albert_tf.startup import native_noise_filtered
 
     inputs = _new_inputs(task.name)
     # The serving graph's first run (TensorFlow optimises it and runs its kernels for

@@ -11,7 +11,7 @@ import keras
 from albert_tf.layers import fused
 from albert_tf.layers.attention import AttentionWeights, SelfAttentionBlock
 from albert_tf.layers.feedforward import FeedForwardBlock, FeedForwardWeights
-from albert_tf.layers.repeat import repeat
+from albert_tf.layers.layer_loop import repeat
 
 
 class BlockCall(NamedTuple):
@@ -69,11 +69,11 @@ class AlbertEncoder(keras.layers.Layer):
     """The transformer layers of ALBERT, with weight sharing per `config.sharing`.
 
     The attention and feed-forward modules of `albert_tf.sharing` are built
-    once, and `albert_tf.layers.repeat` applies them layer after layer: each
+    once, and `albert_tf.layers.layer_loop` applies them layer after layer: each
     run of consecutive layers made of the same modules (the whole stack with
     `sharing="all"` and one group; each group's layers with grouped sharing)
     is one `repeat`, by default a `tf.while_loop`, whose backward pass sums
-    the shared weights' gradients as it goes (see `albert_tf.layers.repeat`);
+    the shared weights' gradients as it goes (see `albert_tf.layers.layer_loop`);
     with `unroll`, a Python loop. Each module's weights are
     cast to the compute dtype once per call of the encoder, not once per
     layer, and their gradients are summed in the compute dtype before one

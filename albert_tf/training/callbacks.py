@@ -13,7 +13,7 @@ import time
 import keras
 import tensorflow as tf
 
-from albert_tf.cli import native_noise_filtered
+from albert_tf.startup import native_noise_filtered
 from albert_tf.errors import RunStopped
 from albert_tf.progress import Heartbeat, notebook_bar
 

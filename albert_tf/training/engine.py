@@ -122,7 +122,7 @@ def train(model, strategy, make_dataset, settings, output_dir, verbose=True, wor
     ops), but only the chief into `output_dir`; the others save into their
     own scratch folder and all restore from the chief's.
 
-    evaluator: an `albert_tf.training.evaluation.Evaluator` (evaluation while
+    evaluator: an `albert_tf.training.eval_history.Evaluator` (evaluation while
     training, early stopping), or None. A run it stopped early is over: resumed,
     it trains no further. The result then holds `early_stopped` (its reason).
 

@@ -159,7 +159,7 @@ def candidates(xla, layer_execution, recompute):
 def unrolled_gradient_bytes(config):
     """The float32 bytes of the shared weights' gradients that an unrolled
     backward pass makes beyond the loop's running sums: one per block call,
-    less one per stored module (see `albert_tf.layers.repeat`)."""
+    less one per stored module (see `albert_tf.layers.layer_loop`)."""
     from albert_tf.sharing import sharing_plan
 
     plan = sharing_plan(config)

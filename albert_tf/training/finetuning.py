@@ -6,7 +6,7 @@
 and prediction files; this module supplies everything generic: the `Run`
 (checks, data, training, outputs) and `run`'s order of steps. The run's model
 is made and saved by `run_model`, its evaluations around training (while
-training, the best step) are `run_evaluation`'s, its results printed and
+training, the best step) are `best_model`'s, its results printed and
 written by `results`.
 """
 
@@ -17,7 +17,7 @@ from albert_tf import extras, lora
 from albert_tf.data import bucket_lengths, padded_length
 from albert_tf.data.features import cache_key, cached
 from albert_tf.progress import Heartbeat, Progress
-from albert_tf.training import engine, run_evaluation
+from albert_tf.training import engine, best_model
 from albert_tf.training import settings as settings_lib
 from albert_tf.training.results import write_results
 from albert_tf.training.run_folder import (CHECKPOINT_DIR, CHECKPOINT_RESULTS_FILE, FEATURES_DIR,
@@ -264,7 +264,7 @@ class Run:
                                               self.batch_length)
         result = engine.train(self.trainee, self.strategy, make_dataset, self.settings,
                               self.settings.output_dir, verbose, self.setup.worker,
-                              run_evaluation.evaluator(self, len(features)),
+                              best_model.evaluator(self, len(features)),
                               only_trained=bool(self.settings.lora_rank))
         self.model_changed()
         trained = result["step"] * self.settings.batch_size
@@ -292,7 +292,7 @@ def run(task, settings, verbose=True, make_run=Run):
     if settings.do_train:
         results["train"] = current.train(verbose)
         if settings.keep_best:
-            results["best"] = run_evaluation.restore_best(current)
+            results["best"] = best_model.restore_best(current)
     else:
         step = current.restore_checkpoint()
         if step is not None and step < settings.train_steps:
@@ -300,7 +300,7 @@ def run(task, settings, verbose=True, make_run=Run):
     if settings.do_eval:
         for split in task.eval_splits:
             results[split] = task.evaluate(current, split)
-        run_evaluation.write_final(current, {split: results[split] for split in task.eval_splits})
+        best_model.write_final(current, {split: results[split] for split in task.eval_splits})
     if settings.do_predict:
         results["predictions"] = {split: task.write_predictions(current, split)
                                   for split in task.test_splits}

@@ -8,7 +8,7 @@
                                        output), seeds_summary.*, result.json (done)
                  trials.{md,csv,json}, metric_vs_params.png
 
-A trial is a variant of `albert_tf.variants.VariantRunner` (the runner the
+A trial is a variant of `albert_tf.training.variant_runner.VariantRunner` (the runner the
 ablation grid, `--seeds` and `--kfold` use): done when its `result.json` is
 written. A search stopped part-way leaves its last trial RUNNING in the study;
 the next start finishes that trial first (its runs continue from their
@@ -21,11 +21,11 @@ import os
 
 from albert_tf.errors import RunStopped
 from albert_tf.io_utils import atomic_file, read_json
-from albert_tf.training import repeats
+from albert_tf.training import seeds_folds
 from albert_tf.training.run_folder import RESULTS_FILE
 from albert_tf.tuning import watch
 from albert_tf.tuning.space import grid
-from albert_tf.variants import VariantRunner, say
+from albert_tf.training.variant_runner import VariantRunner, say
 
 STUDY_FILE = "study.db"
 STUDY_NAME = "search"
@@ -163,7 +163,7 @@ def finetune_trials(task_name, make_config, seeds, metric, split, poll_seconds=2
             return read_json(os.path.join(seed_path, RESULTS_FILE))
 
         try:
-            summary, _ = repeats.run_seeds(path, seeds, run, (split,), log)
+            summary, _ = seeds_folds.run_seeds(path, seeds, run, (split,), log)
         except Pruned:
             log(f"trial {trial.number}: pruned")
             return {"state": "pruned"}

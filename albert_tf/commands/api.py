@@ -1,6 +1,6 @@
 r"""The commands as Python functions, for notebooks and scripts.
 
-    from albert_tf import api
+    from albert_tf.commands import api
 
     results = api.finetune(task="text_classification", train_file=frame,
                            text_column="review", label_column="stars",
@@ -41,7 +41,7 @@ DATAFRAME_DIR = "dataframes"
 def _quiet():
     from absl import flags
 
-    from albert_tf import cli
+    from albert_tf.commands import cli
 
     cli.quiet_tensorflow(flags.FLAGS)  # (absl's own --verbosity, not a command's flag)
 
@@ -81,7 +81,7 @@ def finetune(**flags):
     """`albert-tf finetune`: fine-tunes (or resumes) a run; returns its results
     (`eval_results.json`: each evaluated split's metrics, `train`, ...), or with
     `seeds`/`kfold` the summary over the runs."""
-    from albert_tf import finetune as program
+    from albert_tf.commands import finetune as program
 
     _quiet()
     return program.run_command(_dataframes_written(flags))
@@ -104,7 +104,7 @@ def load(path):
     version folder or an export root) as a `albert_tf.predictor.Predictor`:
     `.predict(inputs)` on raw text, for every task type, `.input_names`,
     `.keras_model`."""
-    from albert_tf.predictor import Predictor
+    from albert_tf.commands.predictor import Predictor
 
     return Predictor(path)
 
@@ -119,7 +119,7 @@ def predict(model, inputs=None, **flags):
         rows the command's flags give (`input=FILE`, `row=...`, `text_a=...`).
     flags: the command's other flags (`batch_size`, `raw`, `output`, ...).
     """
-    from albert_tf import predict as program
+    from albert_tf.commands import predict as program
 
     _quiet()
     predictor = model if isinstance(model, program.Predictor) else None
@@ -138,7 +138,7 @@ def predict(model, inputs=None, **flags):
 def export(**flags):
     """`albert-tf export`: exports a fine-tuned model; returns `{"export_dir": the
     version folder written, "evaluation": the variants' metrics or None}`."""
-    from albert_tf.export import __main__ as program
+    from albert_tf.commands import export as program
 
     _quiet()
     return program.run_command(flags)
@@ -147,7 +147,7 @@ def export(**flags):
 def distill(**flags):
     """`albert-tf distill`: distils a fine-tuned teacher into a student; returns
     the student's results (with the teacher's under `teacher`)."""
-    from albert_tf import distill as program
+    from albert_tf.commands import distill as program
 
     _quiet()
     return program.run_command(flags)
@@ -156,7 +156,7 @@ def distill(**flags):
 def pretrain(**flags):
     """`albert-tf pretrain`: pretrains (or resumes); returns `{"train": ...,
     "eval": ...}`."""
-    from albert_tf import pretrain as program
+    from albert_tf.commands import pretrain as program
 
     _quiet()
     return program.run_command(flags)
@@ -165,7 +165,7 @@ def pretrain(**flags):
 def search(**flags):
     """`albert-tf search`: a hyperparameter search; returns `{"trials": [a row per
     trial, best first], "best": the best row or None, "files": [...]}`."""
-    from albert_tf import search as program
+    from albert_tf.commands import search as program
 
     _quiet()
     return program.run_command(flags)

@@ -32,12 +32,12 @@ import sys
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
-from absl import app, flags  # noqa: E402
+from absl import flags  # noqa: E402
 
-from albert_tf import cli  # noqa: E402
+from albert_tf.commands import cli  # noqa: E402
 from albert_tf.io_utils import decoded_lines, row_format  # noqa: E402
 from albert_tf.io_utils import read_rows as io_read_rows  # noqa: E402
-from albert_tf.predictor import (FIELD_FLAGS, PredictSettings, Predictor,  # noqa: E402
+from albert_tf.commands.predictor import (FIELD_FLAGS, PredictSettings, Predictor,  # noqa: E402
                                  checked_row, answers)
 
 STDIN = "<stdin>"
@@ -140,7 +140,3 @@ def main(argv):
     with cli.user_errors():
         cli.check_arguments(argv, FLAGS)
         run_command(cli.given_flags(cli.flag_names(PredictSettings), FLAGS))
-
-
-if __name__ == "__main__":
-    app.run(main)

@@ -3,41 +3,41 @@
 and the final evaluation's TensorBoard scalars.
 
 Functions of a `finetuning.Run` (its task, settings, model and setup); the
-history, the best step and early stopping themselves are `evaluation`'s.
+history, the best step and early stopping themselves are `eval_history`'s.
 """
 
 import os
 
 from albert_tf import checkpoints
 from albert_tf.checkpoints.weights import CheckpointError
-from albert_tf.training import evaluation
+from albert_tf.training import eval_history
 from albert_tf.training.callbacks import update_step
 from albert_tf.training.run_folder import BEST_DIR, HISTORY_FILE, TENSORBOARD_DIR
 from albert_tf.training.run_model import save_finetuned
 
 
 def selection(run):
-    """The `evaluation.Selection` of --best_metric (default: the task's primary
+    """The `eval_history.Selection` of --best_metric (default: the task's primary
     metric, in the direction the task declares) and early stopping."""
     s, task = run.settings, run.task
     metric = s.best_metric or task.primary_metric_for(task.task_options)
-    key = evaluation.history_key(metric, task.eval_splits)
-    return evaluation.Selection(key, task.greater_is_better(key),
+    key = eval_history.history_key(metric, task.eval_splits)
+    return eval_history.Selection(key, task.greater_is_better(key),
                                 s.early_stopping_patience, s.early_stopping_min_delta)
 
 
 def evaluator(run, train_examples):
-    """The `evaluation.Evaluator` of --eval_every that scores `run.evaluate`
+    """The `eval_history.Evaluator` of --eval_every that scores `run.evaluate`
     while training on `train_examples`, or None."""
     s, task = run.settings, run.task
-    steps = evaluation.evaluation_steps(s.eval_every, s.train_steps, s.batch_size,
+    steps = eval_history.evaluation_steps(s.eval_every, s.train_steps, s.batch_size,
                                         train_examples)
     if not steps:
         return None
     chosen = selection(run)
-    primary = evaluation.history_key(task.primary_metric_for(task.task_options),
+    primary = eval_history.history_key(task.primary_metric_for(task.task_options),
                                      task.eval_splits)
-    return evaluation.Evaluator(
+    return eval_history.Evaluator(
         run.evaluate, steps, task.eval_splits,
         lambda step: step * s.batch_size / train_examples, chosen,
         os.path.join(s.output_dir, HISTORY_FILE),
@@ -50,9 +50,9 @@ def write_final(run, results):
     """The final evaluation's TensorBoard scalars, at the trained step, unless an
     evaluation while training already wrote that step (the same model)."""
     step = update_step(run.trainee)
-    history = evaluation.read_history(os.path.join(run.output_dir, HISTORY_FILE))
+    history = eval_history.read_history(os.path.join(run.output_dir, HISTORY_FILE))
     if run.setup.chief and not any(e["step"] == step for e in history):
-        evaluation.write_evaluation(os.path.join(run.output_dir, TENSORBOARD_DIR), step,
+        eval_history.write_evaluation(os.path.join(run.output_dir, TENSORBOARD_DIR), step,
                                     results)
 
 
@@ -68,7 +68,7 @@ def restore_best(run):
     """Loads the weights of the best evaluated step (`best/`) into the run's model;
     returns `{"metric", "step", "epoch", "value"}`."""
     chosen = selection(run)
-    history = evaluation.read_history(os.path.join(run.output_dir, HISTORY_FILE))
+    history = eval_history.read_history(os.path.join(run.output_dir, HISTORY_FILE))
     best = chosen.best(history)
     folder = os.path.join(run.output_dir, BEST_DIR)
     saved = (checkpoints.native.read_metadata(folder).get("step")

@@ -11,16 +11,14 @@ run before TensorFlow loads.
 import contextlib
 import dataclasses
 import difflib
-import importlib
-import os
 import sys
-import tempfile
 
 from absl import flags, logging
 
 from albert_tf.errors import RunStopped
 from albert_tf.extras import MissingExtra
 from albert_tf.settings import is_list, value_type
+from albert_tf.startup import load_tensorflow  # noqa: F401 (what programs call through cli)
 
 
 def define_flags(settings_class, flag_values=flags.FLAGS, unset=(), unset_help=""):
@@ -151,65 +149,6 @@ def user_errors(*error_types):
         print("error: interrupted; every file is written whole or not at all, so the same "
               "command continues from what was finished", file=sys.stderr)
         sys.exit(130)
-
-
-# Lines TensorFlow's native code prints on every start (and on a model's first
-# run), before any log setting applies; on a machine without a GPU the CUDA
-# ones read like failures, and the oneDNN ones are notes, not problems.
-STARTUP_NOISE = ("All log messages before absl::InitializeLog()", "cudart_stub.cc",
-                 "cuda_platform.cc", "cpu_feature_guard.cc",
-                 "This TensorFlow binary is optimized", "To enable the following instructions",
-                 "Unable to register cu", "computation placer already registered",
-                 "oneDNN custom operations are on",
-                 # "oneDNN supports DT_INT32 (DT_INT64, ...) only on platforms with AVX-512":
-                 "only on platforms with AVX-512. Falling back to the default Eigen")
-
-
-@contextlib.contextmanager
-def native_noise_filtered():
-    """Inside: what native code writes to file descriptor 2 is caught (in a
-    temporary file) and, at the end, passed on without `STARTUP_NOISE` lines."""
-    sys.stderr.flush()
-    saved = os.dup(2)
-    with tempfile.TemporaryFile() as captured:
-        os.dup2(captured.fileno(), 2)
-        try:
-            yield
-        finally:
-            sys.stderr.flush()
-            os.dup2(saved, 2)
-            os.close(saved)
-            captured.seek(0)
-            # (a notebook's stream takes text only)
-            write = getattr(sys.stderr, "buffer", None)
-            write = write.write if write is not None else \
-                (lambda line: sys.stderr.write(line.decode("utf-8", "replace")))
-            for line in captured:
-                if not any(noise.encode() in line for noise in STARTUP_NOISE):
-                    write(line)
-            sys.stderr.flush()
-
-
-def load_tensorflow(*modules):
-    """Imports TensorFlow (and `modules`, e.g. "tensorflow_text") and starts its
-    runtime with its start-up lines filtered out (`native_noise_filtered`).
-
-    A worker of a multi-worker run (TF_CONFIG set) only imports it: collective
-    ops must be configured before the runtime starts. Returns the `tensorflow`
-    module.
-    """
-    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
-    missing = [m for m in ("tensorflow", *modules) if m not in sys.modules]
-    if not missing:
-        return sys.modules["tensorflow"]
-    with native_noise_filtered():
-        import tensorflow as tf
-
-        for name in modules:
-            importlib.import_module(name)
-        if "TF_CONFIG" not in os.environ:
-            tf.config.list_logical_devices()  # starts the runtime (and CUDA's probe)
-    return tf
 
 
 def quiet_tensorflow(flag_values):

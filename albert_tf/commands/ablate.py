@@ -18,9 +18,10 @@ import os
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
-from absl import app, flags  # noqa: E402
+from absl import flags  # noqa: E402
 
-from albert_tf import cli, extras  # noqa: E402
+from albert_tf import extras
+from albert_tf.commands import cli  # noqa: E402
 from albert_tf.ablation.settings import AblationSettings  # noqa: E402
 
 FLAGS = flags.FLAGS
@@ -39,7 +40,3 @@ def main(argv):
 
         rows, paths = run_grid(settings, get_task=tasks.get)
     print(f"{len(rows)} variant(s) done; wrote {', '.join(paths)}")
-
-
-if __name__ == "__main__":
-    app.run(main)

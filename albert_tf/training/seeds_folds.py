@@ -5,7 +5,7 @@
                                          and each seed's value
     <output_dir>/fold-1/ ... fold-K/     one run per fold (`--kfold`), kfold_summary.{json,md}
 
-Each repetition is a variant of `albert_tf.variants.VariantRunner`: a set
+Each repetition is a variant of `albert_tf.training.variant_runner.VariantRunner`: a set
 stopped part-way resumes at the repetition where it stopped (which continues
 from its own checkpoints), and finished ones are read back, not run again.
 The library runs whatever `run(name, folder)` the program gives it; it knows
@@ -19,7 +19,7 @@ import statistics
 
 from albert_tf.io_utils import atomic_file
 from albert_tf.settings import Settings, at_least, setting
-from albert_tf.variants import VariantRunner, say
+from albert_tf.training.variant_runner import VariantRunner, say
 
 SEEDS_SUMMARY = "seeds_summary"
 KFOLD_SUMMARY = "kfold_summary"

@@ -26,9 +26,10 @@ import sys
 
 from absl import app, flags
 
-from albert_tf import accounting, cli, extras
+from albert_tf import accounting, extras
+from albert_tf.commands import cli
 from albert_tf.config import SHARING_MODES, AlbertConfig, preset_names
-from albert_tf.inspect_settings import InspectSettings
+from albert_tf.commands.inspect_settings import InspectSettings
 
 FLAGS = flags.FLAGS
 cli.define_flags(InspectSettings)
@@ -194,7 +195,3 @@ def main(argv):
                      settings.activation_dtype, name=os.path.basename(settings.model)))
         if settings.measure:
             print("\n" + _measure(settings, base, modes), flush=True)
-
-
-if __name__ == "__main__":
-    app.run(main)

@@ -20,9 +20,9 @@ import sys
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
-from absl import app, flags  # noqa: E402
+from absl import flags  # noqa: E402
 
-from albert_tf import cli  # noqa: E402
+from albert_tf.commands import cli  # noqa: E402
 from albert_tf.serving.settings import ServeSettings  # noqa: E402
 
 FLAGS = flags.FLAGS
@@ -42,7 +42,3 @@ def main(argv):
     sys.stdout.flush()
     sys.stderr.flush()
     os._exit(0)
-
-
-if __name__ == "__main__":
-    app.run(main)

@@ -23,9 +23,10 @@ import json
 import math
 import os
 
-from absl import app, flags
+from absl import flags
 
-from albert_tf import cli, extras
+from albert_tf import extras
+from albert_tf.commands import cli
 from albert_tf.training import settings as settings_lib
 from albert_tf.training.settings import FinetuneSettings
 from albert_tf.tuning.settings import PROBES_FILE, SETTINGS_FILE, SearchSettings
@@ -192,7 +193,3 @@ def main(argv):
     with cli.user_errors():
         cli.check_arguments(argv, FLAGS, required=("task", "output_dir"))
         run_command(cli.given_flags(flag_names(), FLAGS))
-
-
-if __name__ == "__main__":
-    app.run(main)

@@ -14,9 +14,9 @@ import os
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
-from absl import app, flags  # noqa: E402
+from absl import flags  # noqa: E402
 
-from albert_tf import cli  # noqa: E402
+from albert_tf.commands import cli  # noqa: E402
 from albert_tf.pretraining.train_settings import PretrainSettings  # noqa: E402
 
 FLAGS = flags.FLAGS
@@ -53,7 +53,3 @@ def main(argv):
         cli.check_arguments(argv, FLAGS, required=("input_files", "output_dir"))
         # An alias sets its flag.
         run_command(cli.given_flags(cli.flag_names(PretrainSettings), FLAGS))
-
-
-if __name__ == "__main__":
-    app.run(main)

@@ -10,9 +10,9 @@ finds them. Prints one folder per line. Sources: each task's `data_source`
 (GLUE's and CLUE's in their spec rows), fetched by `albert_tf/datasets.py`.
 """
 
-from absl import app, flags
+from absl import flags
 
-from albert_tf import cli
+from albert_tf.commands import cli
 from albert_tf.datasets import DownloadSettings, fetch_dataset, unknown_datasets
 
 FLAGS = flags.FLAGS
@@ -37,7 +37,3 @@ def main(argv):
 
             for name in settings.checkpoint:
                 print(download.resolve(name), flush=True)
-
-
-if __name__ == "__main__":
-    app.run(main)

@@ -14,11 +14,11 @@ few minutes on a laptop CPU.
 
 import os
 
-from absl import app, flags
+from absl import flags
 
-from albert_tf import cli
+from albert_tf.commands import cli
 from albert_tf.io_utils import read_json
-from albert_tf.training import repeats
+from albert_tf.training import seeds_folds
 from albert_tf.training import settings as settings_lib
 from albert_tf.training.run_folder import RESULTS_FILE
 from albert_tf.training.settings import FinetuneSettings
@@ -27,7 +27,7 @@ from albert_tf import tasks  # the registry (no TensorFlow): each task's options
 FLAGS = flags.FLAGS
 cli.define_flags(FinetuneSettings, unset=settings_lib.RECIPE_FIELDS,
                  unset_help=" Default: the task's recipe.")
-cli.define_flags(repeats.RepeatSettings)
+cli.define_flags(seeds_folds.RepeatSettings)
 if "spm_model" not in FLAGS:  # (pretrain's, where albert_tf.api imported both)
     flags.DEFINE_alias("spm_model", "vocab_file")
 flags.DEFINE_string("config", None, "A JSON file of settings (between recipe and flags).")
@@ -52,7 +52,7 @@ ALIASES = {"spm_model": "vocab_file"}
 
 def flag_names():
     """Every flag of the command (the keyword arguments of `albert_tf.api.finetune`)."""
-    names = [*cli.flag_names(FinetuneSettings), *cli.flag_names(repeats.RepeatSettings),
+    names = [*cli.flag_names(FinetuneSettings), *cli.flag_names(seeds_folds.RepeatSettings),
              *CONTROL_FLAGS, *ALIASES]
     for options in OPTION_CLASSES:
         names.extend(cli.flag_names(options))
@@ -72,8 +72,8 @@ def split_flags(values, command="finetune"):
     if options:
         given["task_options"] = options
     cli.missing_required(given, ("output_dir",))
-    repeat = repeats.RepeatSettings.from_dict(
-        {k: v for k, v in values.items() if k in cli.flag_names(repeats.RepeatSettings)})
+    repeat = seeds_folds.RepeatSettings.from_dict(
+        {k: v for k, v in values.items() if k in cli.flag_names(seeds_folds.RepeatSettings)})
     return given, repeat, values.get("config"), bool(values.get("demo", False))
 
 
@@ -156,13 +156,13 @@ def run_seeds(given, repeat, config):
         raise ValueError("give --seed (one run) or --seeds (one run per seed), not both")
     root = given["output_dir"]
     runs = {seed: resolve_settings(given, config, overrides={
-        "seed": seed, "output_dir": os.path.join(root, repeats.seed_folder(seed))})
+        "seed": seed, "output_dir": os.path.join(root, seeds_folds.seed_folder(seed))})
         for seed in repeat.seed_list}
     task = next(iter(runs.values()))[0]
-    summary, paths = repeats.run_seeds(root, repeat.seed_list,
+    summary, paths = seeds_folds.run_seeds(root, repeat.seed_list,
                                        lambda seed, path: run_once(*runs[seed], given),
                                        task.eval_splits)
-    print(repeats.markdown(summary, "seed"), end="")
+    print(seeds_folds.markdown(summary, "seed"), end="")
     print(f"wrote {', '.join(paths)}")
     return summary
 
@@ -174,16 +174,16 @@ def run_kfold(given, repeat, config):
     task, settings = resolve_settings(given, config)
     task = task.bind(settings)
     folds = task.kfold_files(task.task_options, settings.data_dir, repeat.kfold,
-                             os.path.join(root, repeats.KFOLD_DATA))
+                             os.path.join(root, seeds_folds.KFOLD_DATA))
     runs = [resolve_settings(given, config, overrides={
-        "output_dir": os.path.join(root, repeats.fold_folder(fold.index)),
+        "output_dir": os.path.join(root, seeds_folds.fold_folder(fold.index)),
         "do_eval": True, "do_predict": True, "data_dir": None,
         "task_options": {"train_file": fold.train, "eval_file": fold.dev,
                          "predict_file": fold.dev}}) for fold in folds]
-    summary, paths = repeats.run_folds(root, folds,
+    summary, paths = seeds_folds.run_folds(root, folds,
                                        lambda index, path: run_once(*runs[index - 1], given),
                                        task.eval_splits, task.test_splits[0])
-    print(repeats.markdown(summary, "fold"), end="")
+    print(seeds_folds.markdown(summary, "fold"), end="")
     print(f"wrote {', '.join(paths)}")
     return summary
 
@@ -226,7 +226,3 @@ def main(argv):
         cli.check_arguments(argv, FLAGS, required=("output_dir",))
         # (an alias sets its flag too)
         run_command(cli.given_flags([n for n in flag_names() if n not in ALIASES], FLAGS))
-
-
-if __name__ == "__main__":
-    app.run(main)

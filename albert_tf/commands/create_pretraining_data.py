@@ -17,9 +17,9 @@ import os
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
-from absl import app, flags  # noqa: E402
+from absl import flags  # noqa: E402
 
-from albert_tf import cli  # noqa: E402
+from albert_tf.commands import cli  # noqa: E402
 from albert_tf.pretraining.documents import count_documents, expand_inputs  # noqa: E402
 from albert_tf.pretraining.options import DataFiles, DataOptions  # noqa: E402
 from albert_tf.progress import Progress  # noqa: E402
@@ -49,7 +49,3 @@ def main(argv):
                                                        options, progress)
     print(f"read {len(files)} file(s) as {options.input_format}")
     print(summary.format())
-
-
-if __name__ == "__main__":
-    app.run(main)

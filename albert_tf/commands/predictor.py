@@ -13,7 +13,7 @@ import dataclasses
 import json
 import os
 
-from albert_tf import cli
+from albert_tf import startup
 from albert_tf.export import INFO_FILE  # the package, without TensorFlow
 from albert_tf.io_utils import ROW_FORMATS, chunks
 from albert_tf.settings import POSITIVE, Settings, setting
@@ -139,7 +139,7 @@ class Predictor:
             raise FileNotFoundError(
                 f"{self.path}: an export holds no Keras model, and the fine-tuned folder it "
                 f"was made from ({model_dir or 'not recorded'}) is not here; load that folder")
-        cli.load_tensorflow("tensorflow_text")
+        startup.load_tensorflow("tensorflow_text")
         from albert_tf.tasks.finetuned import load_finetuned
 
         return load_finetuned(model_dir)[2]
@@ -181,8 +181,8 @@ class Predictor:
 
     def _load(self):
         # tensorflow_text registers the SentencePiece op.
-        tf = cli.load_tensorflow("tensorflow_text")
-        with cli.native_noise_filtered():  # a model folder is traced here: kernels run
+        tf = startup.load_tensorflow("tensorflow_text")
+        with startup.native_noise_filtered():  # a model folder is traced here: kernels run
             self._load_function(tf)
 
     def _load_function(self, tf):
@@ -205,10 +205,10 @@ class Predictor:
         first, self._called = not self._called, True
         if self._function is None:
             self._load()
-        tf = cli.load_tensorflow()
+        tf = startup.load_tensorflow()
         tensors = {k: _string_tensor(tf, v, k in self.list_inputs) for k, v in columns.items()}
         # The first call runs kernels for the first time: their notes filtered too.
-        with cli.native_noise_filtered() if first else contextlib.nullcontext():
+        with startup.native_noise_filtered() if first else contextlib.nullcontext():
             outputs = self._function(**tensors)
         return {k: v.numpy() for k, v in outputs.items()}
 

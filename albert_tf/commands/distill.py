@@ -15,9 +15,9 @@ predict take it as any other. A killed run resumes with `--output_dir` alone.
 
 import os
 
-from absl import app, flags
+from absl import flags
 
-from albert_tf import cli
+from albert_tf.commands import cli
 from albert_tf.config import preset_names
 from albert_tf.distillation.settings import DistillSettings
 from albert_tf.training import settings as settings_lib
@@ -143,7 +143,3 @@ def main(argv):
     with cli.user_errors():
         cli.check_arguments(argv, FLAGS, required=("output_dir",))
         run_command(cli.given_flags(cli.flag_names(DistillSettings), FLAGS))
-
-
-if __name__ == "__main__":
-    app.run(main)
