@@ -3,9 +3,9 @@
 A plain dict behind a `register` function: an entry registers itself when its
 module is imported, and the registry imports its known modules before any
 lookup, so that it is always complete while light tools start without them.
-Entries may also be declared by name with their module (`declared`): then
-`names()` lists them without importing anything, and a lookup imports only the
-module of the entry looked up.
+Entries may also be declared by name with their module (`declared`, or a
+function that finds them): then `names()` lists them without importing
+anything, and a lookup imports only the module of the entry looked up.
 """
 
 import difflib
@@ -19,14 +19,18 @@ class Registry:
         before any lookup.
     declared: `{name: module}` of built-in entries known by name, each module
         imported when one of its entries is looked up (or all are listed by
-        `entries`).
+        `entries`); or a function returning that dict, called when needed.
     """
 
     def __init__(self, kind, modules=(), declared=None):
         self.kind = kind
         self.modules = tuple(modules)
-        self.declared = dict(declared or {})
+        self._declared = declared if callable(declared) else dict(declared or {})
         self._entries = {}
+
+    @property
+    def declared(self):
+        return self._declared() if callable(self._declared) else self._declared
 
     def register(self, entry):
         """Adds `entry`; returns it (so `TASK = registry.register(Task())` reads naturally)."""

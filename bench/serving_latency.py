@@ -91,7 +91,7 @@ def serve_albert_tf_tflite(path, text_a, text_b):
     from albert_tf.tokenizer.loading import load_tokenizer
     from albert_tf.export.tflite import TfliteModel
     from albert_tf.tasks.base import Example
-    from albert_tf.tasks.classification import encode_pairs
+    from albert_tf.tasks.sentence_prediction.task import encode_pairs
 
     model = TfliteModel(path=os.path.join(path, "model.tflite"))
     tokenizer = load_tokenizer(SPM, host=True)

@@ -39,7 +39,7 @@ SETS = ("ner", "c3", "race")
 def _ner(out):
     import numpy as np
 
-    from albert_tf.tasks import tagging, token_data, token_features
+    from albert_tf.tasks.token_classification import tagging, token_data, token_features
     from albert_tf.tokenizer.loading import load_tokenizer
 
     tokenizer = load_tokenizer(os.path.join(FIXTURES, "wordpiece", "vocab.txt"), host=True)
@@ -101,7 +101,7 @@ def _race_examples(count):
 def _choices(name, out):
     import numpy as np
 
-    from albert_tf.tasks.c3 import read_c3
+    from albert_tf.tasks.multiple_choice.c3 import read_c3
     from albert_tf.tasks.multiple_choice import encode_choices
     from albert_tf.tokenizer.loading import load_tokenizer
 

@@ -177,7 +177,7 @@ def tflite_worker(model_path, pairs_path):
     from albert_tf.export.tflite import TfliteModel
     from albert_tf.tokenizer.sentencepiece.host import HostTokenizer
     from albert_tf.tasks.base import Example
-    from albert_tf.tasks.classification import encode_pairs
+    from albert_tf.tasks.sentence_prediction.task import encode_pairs
 
     pairs = [json.loads(line) for line in open(pairs_path, encoding="utf-8") if line.strip()]
     start = time.perf_counter()
@@ -230,7 +230,7 @@ def accuracy(model_dir, examples, work):
     from albert_tf.tokenizer.loading import load_tokenizer
     from albert_tf.export import exporter
     from albert_tf.export.tflite import TfliteModel
-    from albert_tf.tasks.classification import encode_pairs
+    from albert_tf.tasks.sentence_prediction.task import encode_pairs
     from albert_tf.tasks.finetuned import build_serving_module
 
     model_dir = exporter.resolve_model_dir(model_dir)

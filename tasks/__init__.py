@@ -1,115 +1,124 @@
-"""The task registry: `tasks.get(name)`.
+"""The task registry: `tasks.get(name)`; every task type is one folder of this package.
 
-A task supplies its reader, head, loss, metrics, post-processing, serving
-module and default recipe (`tasks.base.Task`). The built-in tasks are declared
-here by name, with the module that registers each and its options class:
-their names, options (the commands' flags) and recipes are known without
-importing TensorFlow, so that a command checks its settings within a second,
-and a task's module is imported when the task is first looked up
-(`tasks.get`). Light tools such as `albert_tf.tasks.squad.evaluate` start without
-it too.
+A task type's folder (`tasks/squad/`, ...) holds a light `__init__.py` that
+declares its tasks (`DECLARED`: `tasks.base.Declared` entries with their names,
+options, export options and recipes, the folder's `recipes.json`) beside the
+modules that implement them. The registry finds the folders itself, so a new
+task type touches nothing outside its folder: the commands make their flags,
+resolve the recipe and check the settings from the declarations without
+importing TensorFlow, and a task's module is imported when the task is first
+looked up (`get`), where it `register`s its `tasks.base.Task`.
+
+Task types of your own live in folders of the same form anywhere: name the
+folders that hold them in `ALBERT_TF_TASK_PATH` (`os.pathsep`-separated, as
+`PYTHONPATH`); each is then found as the built-in ones are, as
+`albert_tf.tasks.<folder>` (a model folder records its task's name, so the
+variable must be set wherever that task is loaded back).
 """
 
-import dataclasses
+import contextlib
+import functools
 import importlib
+import os
+import pkgutil
+import sys
 
 from albert_tf.registry import Registry
-from albert_tf.tasks.base import Recipes, task_options
 
-_LONG_INPUTS = "albert_tf.tasks.long_inputs:LongInputOptions"
-_SQUAD = "albert_tf.tasks.options:SquadOptions"
-_CHOICE = "albert_tf.tasks.options:ChoiceOptions"
-# name -> (the module that registers the task, its options class as "module:Class"
-# [, its export options class]).
-DECLARED = {
-    **{name: ("albert_tf.tasks.classification", _LONG_INPUTS)
-       for name in ("cola", "sst2", "mrpc", "stsb", "qqp", "mnli", "qnli", "rte", "wnli")},
-    "squad": ("albert_tf.tasks.squad.task", _SQUAD),
-    "squad_v2": ("albert_tf.tasks.squad.task", _SQUAD,
-                 "albert_tf.tasks.options:SquadExportOptions"),
-    **{name: ("albert_tf.tasks.clue", _LONG_INPUTS)
-       for name in ("afqmc", "tnews", "iflytek", "cmnli", "ocnli", "cluewsc2020", "csl")},
-    "cmrc2018": ("albert_tf.tasks.cmrc2018", "albert_tf.tasks.options:Cmrc2018Options"),
-    "text_classification": ("albert_tf.tasks.text_classification",
-                            "albert_tf.tasks.text_classification_data:TextOptions",
-                            "albert_tf.tasks.text_classification_data:TextExportOptions"),
-    "text_regression": ("albert_tf.tasks.text_classification",
-                        "albert_tf.tasks.text_classification_data:TextOptions"),
-    "multiple_choice": ("albert_tf.tasks.multiple_choice",
-                        "albert_tf.tasks.options:MultipleChoiceOptions"),
-    "race": ("albert_tf.tasks.race", _CHOICE),
-    "c3": ("albert_tf.tasks.c3", _CHOICE),
-    "token_classification": ("albert_tf.tasks.token_classification",
-                             "albert_tf.tasks.options:TokenOptions"),
-}
+TASK_PATH_ENV = "ALBERT_TF_TASK_PATH"
+# The folders of the user's own task types, searched as this package's own.
+__path__ += [os.path.abspath(p) for p in os.environ.get(TASK_PATH_ENV, "").split(os.pathsep)
+             if p]
 
-REGISTRY = Registry("task", declared={name: entry[0] for name, entry in DECLARED.items()})
+
+@contextlib.contextmanager
+def task_path(folder):
+    """Inside, `folder` is searched for task types too, as `ALBERT_TF_TASK_PATH`
+    folders are (a program or a test that adds its own in-process); on leaving,
+    the tasks it declares are unregistered and its modules forgotten."""
+    folder = os.path.abspath(folder)
+    __path__.append(folder)
+    declarations.cache_clear()
+    added = set(declarations()) - set(REGISTRY.registered())
+    try:
+        yield
+    finally:
+        __path__.remove(folder)
+        declarations.cache_clear()
+        for name in added & set(REGISTRY.registered()):
+            REGISTRY.unregister(name)
+        packages = {f"{__name__}.{info.name}" for info in pkgutil.iter_modules([folder])}
+        for module in [m for m in sys.modules if m.rpartition(".")[0] in packages
+                       or m in packages]:
+            del sys.modules[module]
+
+
+@functools.cache
+def declarations():
+    """`{name: Declared}` of every task type folder found (their light `__init__`s)."""
+    found = {}
+    for info in sorted(pkgutil.iter_modules(__path__), key=lambda i: i.name):
+        if not info.ispkg:
+            continue
+        package = importlib.import_module(f"{__name__}.{info.name}")
+        for entry in getattr(package, "DECLARED", ()):
+            if entry.name in found:
+                raise ValueError(f"task {entry.name!r} is declared by {found[entry.name].module}"
+                                 f" and {entry.module}")
+            found[entry.name] = entry
+    return found
+
+
+class _TaskRegistry(Registry):
+    """The tasks: those registered, and those declared by a task type's folder
+    (their module imported on first lookup)."""
+
+    def check_name(self, name):
+        try:
+            super().check_name(name)
+        except ValueError as e:
+            raise ValueError(f"{e} (task types of your own: their folders in "
+                             f"{TASK_PATH_ENV})") from None
+
+
+REGISTRY = _TaskRegistry(
+    "task", declared=lambda: {name: entry.module for name, entry in declarations().items()})
 register = REGISTRY.register
 get = REGISTRY.get
 names = REGISTRY.names
 
 
-def _import_class(path):
-    module, name = path.split(":")
-    return getattr(importlib.import_module(module), name)
-
-
-@dataclasses.dataclass(frozen=True)
-class Declaration(Recipes):
-    """A built-in task before its module is imported: what a command's settings
-    are resolved and checked with (`albert_tf.training.settings.resolve`: the
-    recipes, the options), as `tasks.base.Task` has them."""
-
-    name: str
-    options_path: str | None  # "module:Class"
-
-    @property
-    def options_class(self):
-        return _import_class(self.options_path) if self.options_path else None
-
-    def options(self, settings):
-        return task_options(self.name, self.options_class, settings.task_options)
-
-
 def declared(name):
     """The task `name` as far as its settings need it (`name`, `recipe`,
     `scratch_recipe`, `options_class`, `options`), without importing its module: the
-    registered task if it is registered, else its `Declaration`. An unknown name
+    registered task if it is registered, else its `Declared` entry. An unknown name
     lists the known ones (with the closest)."""
     REGISTRY.check_name(name)
-    if name in DECLARED and name not in REGISTRY.registered():
-        return Declaration(name, DECLARED[name][1])
-    return REGISTRY.get(name)
+    if name in REGISTRY.registered():
+        return REGISTRY.get(name)
+    return declarations()[name]
+
+
+def _classes(attribute):
+    """The distinct classes of `attribute` of every task (declared ones first),
+    without importing any task's module."""
+    found = []
+    entries = [*declarations().values(), *REGISTRY.registered().values()]
+    for entry in entries:
+        value = getattr(entry, attribute)
+        if value is not None and value not in found:
+            found.append(value)
+    return found
 
 
 def option_classes():
-    """The distinct options classes of the tasks (for the commands' flags), in the
-    declared order, then those of tasks registered from elsewhere; without
-    importing the built-in tasks' modules."""
-    found = []
-    for entry in DECLARED.values():
-        options_class = _import_class(entry[1])
-        if options_class not in found:
-            found.append(options_class)
-    for task in REGISTRY.registered().values():
-        if task.options_class is not None and task.options_class not in found:
-            found.append(task.options_class)
-    return found
+    """The distinct options classes of the tasks (the commands' flags)."""
+    return _classes("options_class")
 
 
 def export_option_classes():
-    """The distinct export options classes of the tasks (the export command's flags),
-    the declared ones first; without importing the built-in tasks' modules."""
-    found = []
-    for entry in DECLARED.values():
-        options_class = _import_class(entry[2]) if len(entry) > 2 else None
-        if options_class is not None and options_class not in found:
-            found.append(options_class)
-    for task in REGISTRY.registered().values():
-        options = task.export_options_class
-        if options is not None and options not in found:
-            found.append(options)
-    return found
+    """The distinct export options classes of the tasks (the export command's flags)."""
+    return _classes("export_options_class")
 
 
 def data_sources():

@@ -1,4 +1,4 @@
-"""What every task shares: its examples and its fine-tuning recipe."""
+"""What every task shares: its declaration, its recipe, what the run hands it, the base class."""
 
 import abc
 import copy
@@ -7,10 +7,12 @@ import os
 
 from albert_tf.config import CONFIGS_DIR
 from albert_tf.io_utils import read_json
+from albert_tf.training.task_data import Scoring, SplitData  # noqa: F401 (what tasks read)
 
 # The words of metric names for which lower is better.
 LOWER_IS_BETTER = {"loss", "mse", "mae", "rmse", "error", "perplexity"}
-RECIPES_FILE = os.path.join(CONFIGS_DIR, "finetune_recipes.json")
+SCRATCH_RECIPE_FILE = os.path.join(CONFIGS_DIR, "from_scratch_recipe.json")
+RECIPES_FILE = "recipes.json"  # in a task type's folder
 
 
 @dataclasses.dataclass(frozen=True)
@@ -50,17 +52,18 @@ class Recipe:
 SCRATCH_FIELDS = ("learning_rate", "train_steps", "warmup_steps", "dropout")
 
 
-def load_scratch_recipe(recipe, path=RECIPES_FILE):
+def load_scratch_recipe(recipe, path=SCRATCH_RECIPE_FILE):
     """`recipe` (a task's `Recipe`) for a model trained from random weights:
-    the `from_scratch` values of `configs/finetune_recipes.json` in place of
-    its `SCRATCH_FIELDS`, with the reasoning as its source."""
-    values = read_json(path)["from_scratch"]
-    return recipe.replace(**{name: values[name] for name in SCRATCH_FIELDS},
-                          source=values["source"])
+    `configs/from_scratch_recipe.json`'s values in place of its
+    `SCRATCH_FIELDS`, with the reasoning as its source."""
+    table = read_json(path)
+    return recipe.replace(**{name: table["recipe"][name] for name in SCRATCH_FIELDS},
+                          source=table["source"])
 
 
-def load_recipe(task_name, path=RECIPES_FILE):
-    """The recipe of `task_name` from `configs/finetune_recipes.json`."""
+def load_recipe(task_name, path):
+    """The recipe of `task_name` from a task type's `recipes.json` (`path`):
+    `{"source": ..., "recipes": {name: {field: value, ["source": ...]}}}`."""
     table = read_json(path)
     recipes = table["recipes"]
     if task_name not in recipes:
@@ -93,44 +96,73 @@ def task_options(task_name, options_class, values):
     return options_class.from_dict(values)
 
 
-class Recipes:
-    """A task's recipes by its `name`: a registered `Task` and a `tasks.Declaration`
-    (a built-in task before its module is imported) read them alike."""
+@dataclasses.dataclass(frozen=True)
+class Declared:
+    """A task as its type's folder declares it (the folder's light `__init__`),
+    before the module that implements it is imported: what a command needs to
+    make its flags, resolve its recipe and check its settings without TensorFlow.
+
+    name: the task's name (`--task`).
+    module: the module that registers the task (`tasks.register`), imported
+        when the task is first looked up.
+    options_class: a `Settings` class of the task's own options (its fields are
+        `finetune` flags), or None.
+    export_options_class: a `Settings` class of what its export takes (the
+        `export` command's flags), or None.
+    recipes: the folder's `recipes.json` (see `load_recipe`), or a `Recipe`.
+    data_folder: what `--data_dir` holds for the task (its error when missing),
+        or None: the task reads its own file flags (`--train_file`, ...).
+    """
+
+    name: str
+    module: str
+    options_class: type | None = None
+    export_options_class: type | None = None
+    recipes: object = None
+    data_folder: str | None = None
 
     @property
     def recipe(self):
-        """The default `Recipe` (configs/finetune_recipes.json)."""
-        return load_recipe(self.name)
+        """The default `Recipe`."""
+        if isinstance(self.recipes, Recipe):
+            return self.recipes
+        return load_recipe(self.name, self.recipes)
 
     @property
     def scratch_recipe(self):
-        """The `Recipe` of a run from random weights (the `from_scratch` block)."""
+        """The `Recipe` of a run from random weights."""
         return load_scratch_recipe(self.recipe)
 
+    def options(self, settings):
+        """The task's validated options of `settings` (`settings.task_options`)."""
+        return task_options(self.name, self.options_class, settings.task_options)
 
-class Task(Recipes, abc.ABC):
+
+def recipes_file(package_file):
+    """The `recipes.json` beside a task type's `__init__.py` (`__file__`)."""
+    return os.path.join(os.path.dirname(os.path.abspath(package_file)), RECIPES_FILE)
+
+
+class Task(abc.ABC):
     """A task type's plug point: everything task-specific, for the generic layers.
 
-    Subclasses set `name`, `eval_splits`, `test_splits` (and `options_class`
-    if they take options) and implement the methods below.
-    `albert_tf.training.finetuning.run` calls them in order: read_examples ->
-    featurize -> build_model -> (train) -> evaluate / write_predictions;
-    exporting calls `serving_module`, whose `serving_default` outputs are
-    what `albert_tf.predict` prints. Training reads the split `train_split`.
+    A task is made from its `Declared` form (`declared`: its name, options,
+    export options, recipes); subclasses set `eval_splits`, `test_splits`,
+    `primary_metric` and implement the methods below.
+    `albert_tf.training.finetuning.run` calls them in order: `read` ->
+    `featurize` -> `build_model` -> (train) -> `tune_head` -> `evaluate` /
+    `write_predictions`, handing each what it needs (a `Scoring`); the task
+    never holds the run. Exporting calls `serving_module`, whose
+    `serving_default` outputs are what `albert-tf predict` prints. Training
+    reads the split `train_split`.
     """
 
-    name = None
     train_split = "train"
     eval_splits = ("dev",)
     test_splits = ("test",)
     # Test splits that carry labels (RACE's, C3's): with --do_predict they are
     # scored as well as predicted. A test split is read only when a run predicts.
     scored_test_splits = ()
-    # An `albert_tf.settings.Settings` class of the task's own options, or None.
-    options_class = None
-    # A `Settings` class of the options its export takes (the export command's
-    # flags, `ExportSettings.task_options`; e.g. SQuAD v2.0's `null_threshold`), or None.
-    export_options_class = None
     # The package extras (`albert_tf.extras.EXTRAS`) its evaluation needs.
     extras = ()
     # Where `albert-tf download --dataset=NAME` fetches the task's data (an
@@ -139,6 +171,16 @@ class Task(Recipes, abc.ABC):
     # The metric that ranks steps and runs (--keep_best, early stopping, seeds,
     # search): a key of what `evaluate` returns for the first of `eval_splits`.
     primary_metric = None
+
+    def __init__(self, declared):
+        self.declared = declared
+
+    # What the declaration says, under the names the generic layers read.
+    name = property(lambda self: self.declared.name)
+    options_class = property(lambda self: self.declared.options_class)
+    export_options_class = property(lambda self: self.declared.export_options_class)
+    recipe = property(lambda self: self.declared.recipe)
+    scratch_recipe = property(lambda self: self.declared.scratch_recipe)
 
     def primary_metric_for(self, options):
         """The primary metric under the task's options (`self.options(settings)`):
@@ -151,40 +193,43 @@ class Task(Recipes, abc.ABC):
         words = metric_name.rsplit("/", 1)[-1].lower().split("_")
         return not set(words) & LOWER_IS_BETTER
 
-    # On a task bound to a run (`bind`): its validated options and what the task
-    # computed from the run's files (e.g. label statistics), kept for that run only.
+    # On a task bound to a run (`bind`): its settings, their validated options and
+    # what the task computed from the run's files (e.g. label statistics), kept
+    # for that run only.
+    settings = None
     task_options = None
     run_cache = None
-    _bound_to = None
 
     def bind(self, settings):
-        """This task for one run of `settings`: a copy whose `task_options` are the
-        options validated once (`options`), and whose `run_cache` holds what the task
-        derives from the run's files. The registered task stays unbound."""
+        """This task for one run of `settings`: a copy that keeps the settings, whose
+        `task_options` are the options validated once (`options`), and whose
+        `run_cache` holds what the task derives from the run's files. The
+        registered task stays unbound."""
         bound = copy.copy(self)
-        bound.task_options = self._validated_options(settings)
+        bound.settings = settings
+        bound.task_options = self.declared.options(settings)
         bound.run_cache = {}
-        bound._bound_to = dict(settings.task_options)
         return bound
 
     def options(self, settings):
-        """The task's validated `settings.task_options` (an `options_class` instance);
-        on a task bound to those options, the ones validated at binding.
-
-        What only a run or a loaded model folder calls (`evaluate`,
-        `write_predictions`, `serving_module`: on their bound task) reads
-        `self.task_options`; what may be called on the registered task with
-        settings (`featurize`, `build_model`, a task's decoding) asks this."""
-        if self._bound_to is not None and settings.task_options == self._bound_to:
+        """The task's validated `settings.task_options` (an `options_class` instance,
+        None for a task without options); on a task bound to those settings, the
+        ones validated at binding."""
+        if self.settings is not None and settings.task_options == self.settings.task_options:
             return self.task_options
-        return self._validated_options(settings)
+        return self.declared.options(settings)
 
-    def _validated_options(self, settings):
-        return task_options(self.name, self.options_class, settings.task_options)
+    def read(self, data_dir, split, options=None):
+        """The examples of `split`: `read_examples`, once `--data_dir` is known to be
+        given where the task reads its data from one (`declared.data_folder`)."""
+        if self.declared.data_folder and not data_dir:
+            raise ValueError(f"--data_dir is required for task {self.name!r} "
+                             f"({self.declared.data_folder})")
+        return self.read_examples(data_dir, split, options)
 
     @abc.abstractmethod
     def read_examples(self, data_dir, split, options=None):
-        """The examples of `split` read from `data_dir`.
+        """The examples of `split` read from `data_dir` (called through `read`).
 
         options: the task's validated options (`self.options(settings)`, None
         for a task without any), for tasks whose files the options name.
@@ -205,22 +250,26 @@ class Task(Recipes, abc.ABC):
         trained, without the training file.
         """
 
+    def helper_splits(self):
+        """The splits besides the scored one that `tune_head` and `evaluate` read
+        (`Scoring.helpers`), e.g. training rows held out to choose a threshold."""
+        return ()
+
+    def tune_head(self, helpers, head):
+        """`{head field: value}` to set on the model's head once it is trained (a
+        decision threshold chosen on `helpers`, the `helper_splits`' `SplitData`),
+        or None; `head` is the model's head config. The run applies it
+        (`model.update_head`), so the saved model folder carries it."""
+        return None
+
     @abc.abstractmethod
-    def evaluate(self, run, split):
-        """Metrics (name -> number) of a labelled split.
-
-        `run` (`albert_tf.training.finetuning.Run`) gives `examples(split)`,
-        `features(split)`, `outputs(split)` (model outputs, cached),
-        `settings` and `output_dir`.
-        """
-
-    def model_changed(self, run):
-        """Forgets what the task derived from the run's model outputs (training
-        changed its weights since); nothing by default."""
+    def evaluate(self, scoring):
+        """Metrics (name -> number) of a labelled split (`scoring`: a `Scoring`)."""
 
     @abc.abstractmethod
-    def write_predictions(self, run, split):
-        """Writes prediction files of an unlabelled split; returns their paths."""
+    def write_predictions(self, scoring):
+        """Writes the prediction files of an unlabelled split (`scoring`: a
+        `Scoring`) into `scoring.output_dir`; returns their paths."""
 
     def kfold_files(self, options, data_dir, k, folder):
         """`--kfold=k`: writes the k folds of the training file into `folder` and
@@ -250,16 +299,11 @@ class Task(Recipes, abc.ABC):
         mean "not given"; an option the task does not take is refused, named."""
         given = {k: v for k, v in (given or {}).items() if v is not None}
         known = self.export_options_class.field_names() if self.export_options_class else ()
-        self.check_export_options(given, known)
-        if self.export_options_class is None:
-            return None
-        return self.export_options_class.from_dict(given)
-
-    def check_export_options(self, export_options, known=()):
-        """Rejects export options this task does not take, naming them
-        (`export_options`: a dict of those given, or None)."""
-        unknown = sorted(set(export_options or ()) - set(known))
+        unknown = sorted(set(given) - set(known))
         if unknown:
             raise ValueError(f"task {self.name!r} takes no export option(s) "
                              f"{', '.join(unknown)}" + (f"; it takes {', '.join(known)}"
                                                         if known else ""))
+        if self.export_options_class is None:
+            return None
+        return self.export_options_class.from_dict(given)

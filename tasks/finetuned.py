@@ -19,25 +19,62 @@ from albert_tf.training.run_folder import EXPORT_DIR, MODEL_DIR
 from albert_tf.training.settings import FinetuneSettings
 
 
-def load_finetuned(model_dir, host=True):
-    """(task, settings, model, tokenizer) of a fine-tuned model folder; the task is
-    bound to the settings (`Task.bind`).
+class Finetuned:
+    """A fine-tuned model folder, read once: its task (bound to its settings), its
+    settings and its weights (a LoRA folder's adapters merged into the kernels),
+    from which `model` builds the task model in any precision.
 
     `model_dir` is the `model/` folder a fine-tuning run writes: albert_tf's
     format with the task head, the run's settings and its vocabulary.
+    """
+
+    def __init__(self, model_dir):
+        self.model_dir = model_dir
+        self.meta = _finetuned_metadata(model_dir)
+        self.settings = FinetuneSettings.from_dict(self.meta["settings"],
+                                                   f"{model_dir}: settings")
+        self.task = tasks.get(self.meta["task"]).bind(self.settings)
+        checkpoint = checkpoints.read_checkpoint(model_dir)
+        if "lora" in self.meta:
+            checkpoint = checkpoint._replace(tensors=_merged_lora_tensors(self, checkpoint))
+        self.checkpoint = checkpoint
+
+    def model(self, compute="fp32"):
+        """The task model computing in `compute` ("fp32" or "bf16"), its weights
+        those read (cast as each layer runs)."""
+        with precision.compute_in(compute):
+            model = self.task.build_model(AlbertBackbone(self.checkpoint.config),
+                                          self.settings, self.meta.get("head"))
+        if not checkpoints.load_task_weights(model, self.checkpoint):
+            raise ValueError(f"{self.model_dir}: holds no {model.head_kind} head for task "
+                             f"{self.task.name!r}")
+        return model
+
+    def tokenizer(self, host=True):
+        """The folder's vocabulary: the host tokenizer, or the in-graph one (`host=False`)."""
+        return load_tokenizer(self.model_dir, host=host)
+
+    def serving_module(self, export_options=None, compute="fp32", tokenizer=None):
+        """`(module, info)`: the task's serving module and its description.
+
+        export_options: the task's validated export options (`task.export_options`).
+        tokenizer: the in-graph tokenizer (loaded from the folder when None).
+        """
+        module, info = self.task.serving_module(
+            self.model(compute), tokenizer or self.tokenizer(host=False), self.settings,
+            self.model_dir, export_options)
+        return module, {"task": self.task.name, "max_seq_length": self.settings.max_seq_length,
+                        "model_dir": os.path.abspath(self.model_dir), **info}
+
+
+def load_finetuned(model_dir, host=True):
+    """(task, settings, model, tokenizer) of a fine-tuned model folder (`Finetuned`);
+    the task is bound to the settings (`Task.bind`).
+
     host: the host tokenizer (featurization); False: the in-graph one (serving).
     """
-    meta = _finetuned_metadata(model_dir)
-    settings = FinetuneSettings.from_dict(meta["settings"], f"{model_dir}: settings")
-    task = tasks.get(meta["task"]).bind(settings)
-    tokenizer = load_tokenizer(model_dir, host=host)
-    checkpoint = checkpoints.read_checkpoint(model_dir)
-    if "lora" in meta:
-        return task, settings, _merged_lora_model(task, settings, meta, checkpoint), tokenizer
-    model = task.build_model(AlbertBackbone(checkpoint.config), settings, meta.get("head"))
-    if not checkpoints.load_task_weights(model, checkpoint):
-        raise ValueError(f"{model_dir}: holds no {model.head_kind} head for task {task.name!r}")
-    return task, settings, model, tokenizer
+    folder = Finetuned(model_dir)
+    return folder.task, folder.settings, folder.model(), folder.tokenizer(host)
 
 
 def _finetuned_metadata(model_dir):
@@ -48,9 +85,11 @@ def _finetuned_metadata(model_dir):
     return meta
 
 
-def _merged_lora_model(task, settings, meta, checkpoint):
-    """The task model of a LoRA folder (adapters and head beside a backbone
-    reference, see `albert_tf.lora`), with its adapters merged into the kernels."""
+def _merged_lora_tensors(folder, checkpoint):
+    """The weights of a LoRA folder (adapters and head beside a backbone
+    reference, see `albert_tf.lora`) as a plain model's: the adapters merged
+    into the kernels."""
+    meta, settings, task = folder.meta, folder.settings, folder.task
     config, tensors, model_dir = checkpoint.config, checkpoint.tensors, checkpoint.source
     adapters = lora.Adapters.from_dict(meta["lora"], os.path.join(model_dir, native.CONFIG_FILE))
     try:
@@ -65,24 +104,18 @@ def _merged_lora_model(task, settings, meta, checkpoint):
     lora.enable_lora(model.backbone, adapters.rank, adapters.alpha)
     trained = {v.path for v in model.trainable_variables}
     assign(model, tensors, native.entries_for(tensors), model_dir, only=trained.__contains__)
-    merged = lora.merged_arrays(model)
-    plain = task.build_model(AlbertBackbone(config), settings, meta.get("head"))
-    assign(plain, merged, native.entries_for(merged), model_dir)
-    return plain
+    return lora.merged_arrays(model)
 
 
 def build_serving_module(model_dir, **export_options):
-    """`(module, info)`: the task's serving module of a fine-tuned folder and its description.
+    """`(module, info)`: the task's serving module of a fine-tuned folder (or its
+    run's output folder) and its description, in float32.
 
     export_options: options the task's export takes (its `export_options_class`'s
     fields, e.g. SQuAD v2.0's `null_threshold`); a None value means "not given".
     """
-    model_dir = exporter.resolve_model_dir(model_dir)
-    task, settings, model, tokenizer = load_finetuned(model_dir, host=False)
-    options = task.export_options(export_options)
-    module, info = task.serving_module(model, tokenizer, settings, model_dir, options)
-    return module, {"task": task.name, "max_seq_length": settings.max_seq_length,
-                    "model_dir": os.path.abspath(model_dir), **info}
+    folder = Finetuned(exporter.resolve_model_dir(model_dir))
+    return folder.serving_module(folder.task.export_options(export_options))
 
 
 def run_export(settings):
@@ -91,32 +124,33 @@ def run_export(settings):
     Returns `{"export_dir": the version folder written, "evaluation": what
     `settings.eval_data` measured of each variant (see SERVING.md), or None}`.
     Every mistake in the settings, the data or the task options is raised
-    before the long work; nothing is left behind on failure.
+    before the long work; nothing is left behind on failure. The model folder
+    is read once; the SavedModel of another compute precision is built from
+    those weights.
     """
     from albert_tf.tasks import export_data
 
     settings.check_files()
     version, target = exporter.check_version(settings.export_dir, settings.version)
-    model_dir = exporter.resolve_model_dir(settings.model_dir)
-    # The task's options checked now, from the folder's record alone.
-    tasks.get(_finetuned_metadata(model_dir)["task"]).export_options(settings.task_options)
+    folder = Finetuned(exporter.resolve_model_dir(settings.model_dir))
+    options = folder.task.export_options(settings.task_options)
     names = settings.format_names()
     calibrated = [entry.name for entry in formats.chosen(names) if entry.calibrated]
     data = export_data.TaskData(
-        model_dir, settings.eval_data, settings.eval_split, settings.eval_examples,
+        folder, settings.eval_data, settings.eval_split, settings.eval_examples,
         calibration=bool(calibrated), calibration_split=settings.calibration_split,
         calibration_examples=settings.calibration_examples) if settings.eval_data else None
     # (the data read first: its mistakes before any work)
     chosen = precision.choose(settings.precision)
-    module, info = build_serving_module(model_dir, **settings.task_options)
+    tokenizer = folder.tokenizer(host=False)
+    module, info = folder.serving_module(options, tokenizer=tokenizer)
     saved_module = None
     if chosen["compute"] != "fp32":
-        with precision.compute_in(chosen["compute"]):
-            saved_module, _ = build_serving_module(model_dir, **settings.task_options)
+        saved_module, _ = folder.serving_module(options, chosen["compute"], tokenizer)
     info.update(version=version, precision=chosen)
     target = exporter.write_export(
         module, info, target, names, settings=settings, saved_module=saved_module,
-        model_dir=model_dir, representative=data and data.calibration(module.input_names),
+        model_dir=folder.model_dir, representative=data and data.calibration(module.input_names),
         evaluate=data and data.evaluate(module.input_names), renumber=settings.version is None)
     return {"export_dir": target, "evaluation": info.get("evaluation")}
 

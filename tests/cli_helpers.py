@@ -20,9 +20,9 @@ def env(**extra):
     return values
 
 
-def run(module, *args, timeout=300, **extra_env):
+def run(module, *args, timeout=300, input=None, **extra_env):
     return subprocess.run([sys.executable, "-m", module, *args], capture_output=True, text=True,
-                          timeout=timeout, cwd=ROOT, env=env(**extra_env))
+                          timeout=timeout, cwd=ROOT, env=env(**extra_env), input=input)
 
 
 def _default_sigint():

@@ -19,7 +19,8 @@ from albert_tf.tokenizer.loading import load_tokenizer
 from albert_tf.training.finetuning import save_finetuned
 from albert_tf.training.settings import FinetuneSettings
 from conftest import FIXTURES
-from albert_tf.tasks import glue
+from albert_tf.tasks.base import SplitData
+from albert_tf.tasks.sentence_prediction import glue
 
 SPM = os.path.join(FIXTURES, "spm", "albert_30k_clean.model")
 SQUAD_OPTIONS = {"doc_stride": 5, "max_query_length": 6, "max_answer_length": 4,
@@ -173,7 +174,7 @@ def host_classification(task, settings, model, text_a, text_b=None):
     """The model's logits on the host-packed texts (`tasks.classification.encode_pairs`)."""
     from albert_tf.tokenizer import HostTokenizer
     from albert_tf.tasks.base import Example
-    from albert_tf.tasks.classification import encode_pairs
+    from albert_tf.tasks.long_inputs import encode_pairs
 
     examples = [Example(str(i), a, None if text_b is None else text_b[i])
                 for i, a in enumerate(text_a)]
@@ -200,7 +201,7 @@ def host_squad(task, settings, model, pairs):
               "padding_mask": (np.arange(features.max_seq_length)[None]
                                < features.lengths[:, None]).astype("int32")}
     outputs = {k: np.asarray(v) for k, v in model(inputs, training=False).items()}
-    return task.decode(examples, features, outputs, settings)
+    return task.bind(settings).decode(SplitData("dev", examples, features, outputs))
 
 
 # -- Expected outputs of the exports ---------------------------------------------

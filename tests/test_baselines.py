@@ -6,15 +6,16 @@ import numpy as np
 import pytest
 
 from albert_tf import tasks
-from albert_tf.tasks.multiple_choice import choice_metrics
-from albert_tf.tasks.token_classification import tag_baseline
+from albert_tf.tasks.base import Scoring, SplitData
+from albert_tf.tasks.multiple_choice.task import choice_metrics
+from albert_tf.tasks.token_classification.task import tag_baseline
 
 
-def _run(labels, logits):
-    """The part of a `Run` that `evaluate` reads: a split's labels and outputs."""
+def _scoring(labels, logits):
+    """What a run hands `evaluate`: a split's labels and outputs."""
     features = types.SimpleNamespace(arrays={"label": np.asarray(labels)})
-    return types.SimpleNamespace(features=lambda split: features,
-                                 outputs=lambda split: {"logits": np.asarray(logits)})
+    split = SplitData("dev", None, features, {"logits": np.asarray(logits)})
+    return Scoring(split, {}, {}, "unused")
 
 
 @pytest.mark.parametrize("name", ["mrpc", "rte", "cola", "sst2"])
@@ -22,7 +23,7 @@ def test_glue_classification_reports_the_majority_class(name):
     task = tasks.get(name)
     labels = np.array([1, 1, 0, 1, 0, 1, 1], np.int32)
     logits = np.eye(2)[[0, 0, 0, 1, 1, 1, 0]]
-    results = task.evaluate(_run(labels, logits), "dev")
+    results = task.evaluate(_scoring(labels, logits))
     assert results["baseline_label"] == task.spec.labels[1]
     if "accuracy" in results:
         assert results["baseline_accuracy"] == pytest.approx(5 / 7)
@@ -31,14 +32,14 @@ def test_glue_classification_reports_the_majority_class(name):
 
 def test_stsb_reports_the_mean_predictor():
     labels = np.array([0.0, 1.0, 4.0, 5.0], np.float32)
-    results = tasks.get("stsb").evaluate(_run(labels, [[1.0], [1.0], [3.0], [5.0]]), "dev")
+    results = tasks.get("stsb").evaluate(_scoring(labels, [[1.0], [1.0], [3.0], [5.0]]))
     assert results["baseline_mse"] == pytest.approx(np.var(labels))
     assert results["mse"] == pytest.approx((1 + 0 + 1 + 0) / 4)
 
 
 def test_clue_classification_reports_the_majority_class():
     labels = np.array([0, 0, 0, 1], np.int32)
-    results = tasks.get("afqmc").evaluate(_run(labels, np.eye(2)[[1, 1, 0, 1]]), "dev")
+    results = tasks.get("afqmc").evaluate(_scoring(labels, np.eye(2)[[1, 1, 0, 1]]))
     assert results["baseline_label"] == "0" and results["baseline_accuracy"] == 0.75
     assert results["accuracy"] == 0.5
 

@@ -8,7 +8,7 @@ import pytest
 
 from albert_tf import tasks
 from conftest import FIXTURES, SHARED
-from albert_tf.tasks.c3 import read_c3
+from albert_tf.tasks.multiple_choice.c3 import read_c3
 
 C3 = os.path.join(FIXTURES, "mc", "c3")
 

@@ -26,14 +26,14 @@ def test_every_glue_task_is_registered_with_its_recipe():
 
 def test_every_declared_task_is_the_one_its_module_registers():
     # (the names, options and recipes the commands read without importing the modules)
-    declared = {name: tasks.Declaration(name, options)
-                for name, (_, options, *_) in tasks.DECLARED.items()}
+    declared = tasks.declarations()  # the task type folders' light __init__s
     registered = tasks.REGISTRY.entries()  # every declared module imported
-    assert sorted(registered) == sorted(tasks.DECLARED) == tasks.names()
+    assert sorted(registered) == sorted(declared) == tasks.names()
     for name, declaration in declared.items():
         task = registered[name]
-        assert type(task).__module__ == tasks.DECLARED[name][0]
+        assert type(task).__module__ == declaration.module
         assert task.options_class is declaration.options_class, name
+        assert task.export_options_class is declaration.export_options_class, name
         assert task.recipe == declaration.recipe and \
             task.scratch_recipe == declaration.scratch_recipe
     assert tasks.declared("rte") is registered["rte"]  # once registered, the task itself

@@ -12,8 +12,8 @@ from albert_tf import tasks
 from albert_tf.tokenizer import HostTokenizer
 from albert_tf.training.settings import FinetuneSettings
 from conftest import FIXTURES, SHARED
-from albert_tf.tasks import clue
-from albert_tf.tasks.base import Example, load_recipe
+from albert_tf.tasks.sentence_prediction import clue
+from albert_tf.tasks.base import Example
 
 OCNLI = os.path.join(FIXTURES, "clue", "ocnli")
 NAMES = ["afqmc", "cluewsc2020", "cmnli", "csl", "iflytek", "ocnli", "tnews"]
@@ -35,9 +35,9 @@ def test_every_task_is_registered_with_a_clue_recipe():
     for name in NAMES:
         task = tasks.get(name)
         assert (task.eval_splits, task.test_splits) == (("dev",), ("test",))
-        recipe = load_recipe(name)
+        recipe = tasks.declared(name).recipe
         assert "CLUE" in recipe.source and 0 < recipe.warmup_steps < recipe.train_steps
-    afqmc, csl = load_recipe("afqmc"), load_recipe("csl")
+    afqmc, csl = tasks.declared("afqmc").recipe, tasks.declared("csl").recipe
     assert (afqmc.learning_rate, afqmc.batch_size, afqmc.max_seq_length, afqmc.train_steps,
             afqmc.warmup_steps) == (3e-5, 16, 128, 4291, 429)  # int(34,334 / 16 * 2)
     assert (csl.learning_rate, csl.train_steps) == (5e-6, 2500)
@@ -167,7 +167,7 @@ def test_missing_file_and_split(tmp_path):
                                          "dev, test"):
         clue.read_examples(clue.SPECS["afqmc"], str(tmp_path), "test_matched")
     with pytest.raises(ValueError, match="--data_dir is required for task 'afqmc'"):
-        tasks.get("afqmc").read_examples(None, "train")
+        tasks.get("afqmc").read(None, "train")
 
 
 def test_featurize_gives_label_ids_in_the_baselines_order(tmp_path):
@@ -184,7 +184,7 @@ def test_featurize_gives_label_ids_in_the_baselines_order(tmp_path):
 def test_submission_is_one_object_a_line(tmp_path):
     spec = clue.SPECS["ocnli"]
     examples = clue.read_examples(spec, OCNLI, "test")
-    path = tmp_path / spec.submission_name
+    path = tmp_path / spec.submission("test")
     clue.write_submission(spec, examples, np.array([0, 1, 2, 2, 1, 0]), str(path))
     assert path.read_text(encoding="utf-8").splitlines() == [
         '{"id": 0, "label": "contradiction"}', '{"id": 1, "label": "entailment"}',

@@ -1,4 +1,4 @@
-"""albert_tf.tasks.cmrc2018_eval against the official CMRC 2018 script (ymcui/cmrc2018 squad-style-data).
+"""albert_tf.tasks.squad.cmrc2018_evaluate against the official CMRC 2018 script (ymcui/cmrc2018 squad-style-data).
 
 Three kinds of evidence: cases worked out by hand from the script's rules;
 scores recorded from the official script itself under Python 2.7 on 1,000
@@ -17,7 +17,7 @@ import pytest
 
 import cli_helpers as cli
 from conftest import FIXTURES, SHARED
-from albert_tf.tasks import cmrc2018_eval as ev
+from albert_tf.tasks.squad import cmrc2018_evaluate as ev
 from albert_tf.tasks.squad.evaluate import Question
 
 CMRC = os.path.join(FIXTURES, "clue", "cmrc2018")
@@ -114,7 +114,7 @@ def test_recorded_official_scores():
 
 def test_cli_prints_what_the_official_script_printed():
     predictions = os.path.join(OFFICIAL, "dev_predictions.json")
-    result = cli.run("albert_tf.tasks.cmrc2018_eval", os.path.join(CMRC, "dev.json"), predictions)
+    result = cli.run("albert_tf.tasks.squad.cmrc2018_evaluate", os.path.join(CMRC, "dev.json"), predictions)
     assert result.returncode == 0, result.stderr
     with open(os.path.join(OFFICIAL, "dev_official_output.txt"), encoding="utf-8") as f:
         official = json.loads(f.read())
@@ -224,7 +224,7 @@ def _write(tmp_path, name, content):
 ])
 def test_bad_input_is_one_line_naming_the_file(tmp_path, data, predictions, message):
     args = [_write(tmp_path, "data.json", data), _write(tmp_path, "pred.json", predictions)]
-    result = cli.run("albert_tf.tasks.cmrc2018_eval", *args)
+    result = cli.run("albert_tf.tasks.squad.cmrc2018_evaluate", *args)
     line = cli.one_line_error(result)
     assert re.search(message, line), line
 

@@ -14,7 +14,8 @@ from albert_tf import tasks
 from albert_tf.tokenizer import HostTokenizer
 from albert_tf.training.settings import FinetuneSettings
 from conftest import FIXTURES, SHARED
-from albert_tf.tasks.cmrc2018 import Cmrc2018Options, place_answer, read_cmrc2018, training_examples
+from albert_tf.tasks.squad.cmrc2018 import place_answer, read_cmrc2018, training_examples
+from albert_tf.tasks.squad.options import Cmrc2018Options
 from albert_tf.tasks.squad.data import SquadExample
 
 CMRC = os.path.join(FIXTURES, "clue", "cmrc2018")
@@ -49,7 +50,7 @@ def test_training_examples_place_one_answer_or_skip(caplog):
     task = tasks.get("cmrc2018")
     settings = FinetuneSettings(task="cmrc2018", output_dir="x", max_seq_length=24,
                                 task_options={"max_query_length": 8})
-    with caplog.at_level(logging.INFO, logger="albert_tf.tasks.cmrc2018"):
+    with caplog.at_level(logging.INFO, logger="albert_tf.tasks.squad.cmrc2018"):
         features = task.featurize(examples, HostTokenizer(cli.SPM), settings, "train")
     assert "cmrc2018 train: 2 of 4 questions train on an answer placed away from their " \
         "first answer_start; 1 skipped (no answer text in the context)" in caplog.text
@@ -177,7 +178,7 @@ def test_tiny_finetune_matches_the_official_evaluation_of_its_files(tmp_path):
     assert result.returncode == 0, result.stderr[-3000:]
     assert "cmrc2018 train: 5 of 22 questions train on an answer placed away" in result.stderr
     dev = cli.results(out)["dev"]
-    official = cli.run("albert_tf.tasks.cmrc2018_eval", str(data / "dev.json"),
+    official = cli.run("albert_tf.tasks.squad.cmrc2018_evaluate", str(data / "dev.json"),
                        str(out / "predictions.json"))
     assert official.returncode == 0, official.stderr
     printed = json.loads(official.stdout)

@@ -10,7 +10,7 @@ import pytest
 from albert_tf import tasks
 from albert_tf import datasets
 from cli_helpers import one_line_error, run
-from albert_tf.tasks import glue
+from albert_tf.tasks.sentence_prediction import glue
 
 
 def _zip(files):

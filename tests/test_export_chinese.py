@@ -14,8 +14,8 @@ from albert_tf.config import AlbertConfig
 from albert_tf.training.finetuning import save_finetuned
 from albert_tf.training.settings import FinetuneSettings
 from conftest import FIXTURES
-from albert_tf.tasks.base import Example
-from albert_tf.tasks.classification import encode_pairs
+from albert_tf.tasks.base import Example, SplitData
+from albert_tf.tasks.long_inputs import encode_pairs
 from albert_tf.tasks.squad.data import SquadExample
 from albert_tf.tasks.finetuned import export_model
 
@@ -73,7 +73,8 @@ def test_chinese_reading_comprehension_answers_with_offsets_into_the_context(tmp
               "padding_mask": (np.arange(features.max_seq_length)[None]
                                < features.lengths[:, None]).astype("int32")}
     outputs = {k: np.asarray(v) for k, v in model(inputs, training=False).items()}
-    predictions, _, _ = task.decode(examples, features, outputs, settings)
+    predictions, _, _ = task.bind(settings).decode(
+        SplitData("dev", examples, features, outputs))
     got = helpers.serve(version, question=QUESTIONS, context=[CONTEXT] * len(QUESTIONS))
     answers = [a.decode("utf-8") for a in got["answer"]]
     assert answers == [predictions[f"q{i}"] for i in range(len(QUESTIONS))]

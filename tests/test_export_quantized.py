@@ -28,7 +28,7 @@ from albert_tf import tasks
 from albert_tf.backbone import AlbertBackbone
 from albert_tf.tokenizer.loading import load_tokenizer
 from albert_tf.config import AlbertConfig
-from albert_tf.export import exporter, precision, scoring, tflite
+from albert_tf.export import comparison, exporter, precision, tflite
 from albert_tf.training import devices
 from albert_tf.training.finetuning import save_finetuned
 from conftest import FIXTURES
@@ -54,7 +54,7 @@ def rte(tmp_path_factory):
 
     def inputs(split):
         features = task.featurize(task.read_examples(DATA, split), tokenizer, settings, split)
-        return scoring.encoded_inputs(features, module.input_names)
+        return comparison.encoded_inputs(features, module.input_names)
 
     return model_dir, module, model, inputs("dev"), inputs("train")
 
@@ -154,8 +154,7 @@ def _traced_graph(module):
 
 def test_bfloat16_module_computes_in_bfloat16(rte):
     model_dir, module, model, dev, _ = rte
-    with precision.compute_in("bf16"):
-        bf16_module, _ = finetuned.build_serving_module(model_dir)
+    bf16_module, _ = finetuned.Finetuned(model_dir).serving_module(compute="bf16")
     assert tf.keras.mixed_precision.global_policy().name == "float32"  # put back
     assert {"MatMul", "BatchMatMulV2"} <= _bfloat16_ops(_traced_graph(bf16_module))
     assert not _bfloat16_ops(_traced_graph(module))

@@ -14,9 +14,11 @@ from albert_tf.export import formats
 from albert_tf.export.settings import ExportSettings
 from albert_tf.settings import POSITIVE_REAL, Settings, setting
 from albert_tf.tasks import finetuned
-from albert_tf.tasks.classification import GlueTask
-from albert_tf.tasks.options import SquadExportOptions
-from albert_tf.tasks.text_classification_data import TextExportOptions
+from albert_tf.tasks.base import Declared
+from albert_tf.tasks.long_inputs import LongInputOptions
+from albert_tf.tasks.sentence_prediction.task import SentenceTask
+from albert_tf.tasks.squad.options import SquadExportOptions
+from albert_tf.tasks.text_classification.options import TextExportOptions
 
 
 def _settings(**changes):
@@ -83,14 +85,13 @@ class TemperatureOptions(Settings):
                                         rule=POSITIVE_REAL)
 
 
-class ToySst2(GlueTask):
+class ToySst2(SentenceTask):
     """SST-2 under another name, whose export takes an option of its own."""
 
-    export_options_class = TemperatureOptions
-
     def __init__(self):
-        super().__init__(tasks.get("sst2").spec)
-        self.name = "toy_sst2"
+        sst2 = tasks.get("sst2")
+        super().__init__(Declared("toy_sst2", __name__, LongInputOptions, TemperatureOptions,
+                                  recipes=sst2.recipe), sst2.spec)
 
     def serving_module(self, model, tokenizer, settings, model_dir, export_options):
         module, info = super().serving_module(model, tokenizer, settings, model_dir, None)

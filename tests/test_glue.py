@@ -15,8 +15,9 @@ from conftest import FIXTURES, SHARED
 from scipy.stats import pearsonr
 from sklearn.metrics import f1_score, matthews_corrcoef
 
-from albert_tf.tasks import glue
-from albert_tf.tasks.base import Example, load_recipe
+from albert_tf.tasks.sentence_prediction import glue
+from albert_tf import tasks
+from albert_tf.tasks.base import Example
 
 GLUE_FIXTURES = os.path.join(FIXTURES, "glue")
 E = Example
@@ -266,13 +267,14 @@ def test_failed_submission_leaves_no_file(tmp_path):
 
 def test_every_task_has_a_recipe_from_the_paper_table():
     for name in [*glue.SPECS, "squad", "squad_v2"]:
-        recipe = load_recipe(name)
+        recipe = tasks.declared(name).recipe
         assert "Lan et al. 2020" in recipe.source and recipe.warmup_steps < recipe.train_steps
-    mnli, squad = load_recipe("mnli"), load_recipe("squad")
+    mnli, squad = tasks.declared("mnli").recipe, tasks.declared("squad").recipe
     assert (mnli.learning_rate, mnli.batch_size, mnli.train_steps, mnli.warmup_steps) == (
         3e-5, 128, 10000, 1000)
     assert (squad.max_seq_length, squad.learning_rate, squad.train_steps) == (384, 5e-5, 3649)
-    assert (load_recipe("qqp").dropout, load_recipe("cola").dropout) == (0.1, 0.0)
+    assert tasks.declared("qqp").recipe.dropout == 0.1
+    assert tasks.declared("cola").recipe.dropout == 0.0
 
 
 @pytest.mark.shared

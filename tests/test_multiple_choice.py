@@ -20,9 +20,10 @@ from albert_tf.data import Features
 from albert_tf.models import AlbertMultipleChoice
 from conftest import FIXTURES
 from helpers import tiny_config
-from albert_tf.tasks.multiple_choice import (ChoiceExample, MultipleChoiceOptions, choice_metrics,
-                                   encode_choices, qa_texts, read_choice_file,
-                                   write_choice_predictions)
+from albert_tf.tasks.multiple_choice.options import MultipleChoiceOptions
+from albert_tf.tasks.multiple_choice.task import (ChoiceExample, choice_metrics, encode_choices,
+                                                  qa_texts, read_choice_file,
+                                                  write_choice_predictions)
 
 OWN = os.path.join(FIXTURES, "mc", "own")
 SPM = os.path.join(FIXTURES, "spm", "albert_30k_clean.model")
@@ -48,7 +49,7 @@ def reference_qa_text(question, choice, fill_blank):
 @pytest.mark.parametrize("vocabulary, fill_blank", [(SPM, True), (WORDPIECE, False)],
                          ids=["sentencepiece-blanks", "wordpiece"])
 def test_each_choice_is_packed_as_run_race_packs_it(vocabulary, fill_blank, monkeypatch):
-    from albert_tf.tasks import multiple_choice
+    from albert_tf.tasks.multiple_choice import task as multiple_choice
 
     monkeypatch.setattr(multiple_choice, "BATCH_QUESTIONS", 3)  # two batches of questions
     tokenizer = load_tokenizer(vocabulary, host=True)

@@ -22,7 +22,7 @@ from albert_tf.models import AlbertMultipleChoice
 from conftest import FIXTURES
 from export_helpers import (TINY, assert_refuses_other_shapes, kernels_at_any_width, randomize,
                             xla_compiled_functions)
-from albert_tf.tasks.multiple_choice import ChoiceExample, encode_choices
+from albert_tf.tasks.multiple_choice.task import ChoiceExample, encode_choices
 
 SPM = os.path.join(FIXTURES, "spm", "albert_30k_clean.model")
 WORDPIECE = os.path.join(FIXTURES, "wordpiece", "vocab.txt")

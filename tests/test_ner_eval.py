@@ -1,4 +1,4 @@
-"""`tasks.ner_eval`: scores equal to seqeval's (default and strict) and to conlleval's counts."""
+"""`token_classification.ner_eval`: scores equal to seqeval's (default and strict) and to conlleval's counts."""
 
 import json
 import os
@@ -12,7 +12,7 @@ from seqeval.metrics import classification_report, f1_score, precision_score, re
 from seqeval.scheme import IOB1, IOB2, IOBES
 
 from conftest import FIXTURES
-from albert_tf.tasks import ner_eval
+from albert_tf.tasks.token_classification import ner_eval
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 NER = os.path.join(FIXTURES, "ner")
@@ -105,7 +105,7 @@ def test_counts_equal_conlleval_on_a_real_file():
 
 
 def _cli(*args):
-    return subprocess.run([sys.executable, "-m", "albert_tf.tasks.ner_eval", *args], capture_output=True,
+    return subprocess.run([sys.executable, "-m", "albert_tf.tasks.token_classification.ner_eval", *args], capture_output=True,
                           text=True, cwd=ROOT, timeout=60)
 
 

@@ -174,6 +174,9 @@ def test_the_wheel_holds_every_package_and_the_configs(wheel):
             assert f"{package}/__init__.py" in names, f"{package} is missing from the wheel"
     assert "albert_tf/tasks/__init__.py" in names and "albert_tf/tasks/squad/evaluate.py" in names
     assert ("albert_tf/configs/models/albert_base.json" in names
-            and "albert_tf/configs/finetune_recipes.json" in names)
+            and "albert_tf/configs/from_scratch_recipe.json" in names)
+    for folder in os.listdir(os.path.join(ROOT, "tasks")):  # each task type's recipes
+        if os.path.isfile(os.path.join(ROOT, "tasks", folder, "recipes.json")):
+            assert f"albert_tf/tasks/{folder}/recipes.json" in names, folder
     # One top-level name: no `tasks` or `configs` beside other projects' packages.
     assert {name.split("/")[0] for name in names if ".dist-info/" not in name} == {"albert_tf"}

@@ -8,7 +8,7 @@ import pytest
 
 from albert_tf import tasks
 from conftest import FIXTURES
-from albert_tf.tasks.race import read_race
+from albert_tf.tasks.multiple_choice.race import read_race
 
 RACE = os.path.join(FIXTURES, "mc", "race")
 

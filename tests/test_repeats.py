@@ -102,7 +102,7 @@ def _fold_rows(fold):
 
 
 def test_kfold_folds_partition_the_rows_and_are_stratified(tmp_path):
-    from albert_tf.tasks.text_classification import TextOptions
+    from albert_tf.tasks.text_classification.options import TextOptions
     from albert_tf import tasks
 
     labels = ["a"] * 10 + ["b"] * 7 + ["c"] * 4  # in file order: a run of each label
@@ -161,7 +161,7 @@ def test_unstratified_folds_hash_the_row(tmp_path):
 
 
 def task_options(**values):
-    from albert_tf.tasks.text_classification import TextOptions
+    from albert_tf.tasks.text_classification.options import TextOptions
 
     return TextOptions(**values)
 

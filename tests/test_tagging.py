@@ -7,7 +7,7 @@ import pytest
 from seqeval.metrics.sequence_labeling import get_entities
 from seqeval.scheme import IOB1, IOB2, IOBES, Entities
 
-from albert_tf.tasks import tagging
+from albert_tf.tasks.token_classification import tagging
 
 SEQEVAL_SCHEMES = {"iob1": IOB1, "iob2": IOB2, "bioes": IOBES}
 PREFIXES = {"iob1": "IB", "iob2": "IB", "bioes": "BIES"}

@@ -8,7 +8,7 @@ import pytest
 
 from albert_tf import tasks
 from albert_tf.training.settings import FinetuneSettings
-from albert_tf.tasks import text_classification_data
+from albert_tf.tasks.text_classification import data as text_classification_data
 
 
 def _settings(task, **options):

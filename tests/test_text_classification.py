@@ -19,8 +19,8 @@ from albert_tf.training.finetuning import Run, run
 from albert_tf.training.settings import FinetuneSettings
 from conftest import FIXTURES
 from albert_tf.tasks.base import Example
-from albert_tf.tasks.text_classification import TextOptions
-from albert_tf.tasks.text_classification_model import TextClassifier
+from albert_tf.tasks.text_classification.options import TextOptions
+from albert_tf.tasks.text_classification.model import TextClassifier
 
 WORDPIECE = os.path.join(FIXTURES, "wordpiece", "vocab.txt")
 CLASSIFY, REGRESS = tasks.get("text_classification"), tasks.get("text_regression")
@@ -160,8 +160,8 @@ def test_bad_input_names_the_file_line_and_what_was_expected(tmp_path):
 
 
 def test_files_stream_and_featurize_in_chunks(tmp_path, monkeypatch):
-    from albert_tf.tasks import text_classification
-    from albert_tf.tasks.classification import encode_pairs
+    from albert_tf.tasks.long_inputs import encode_pairs
+    from albert_tf.tasks.text_classification import task as text_classification
 
     rows = [{"text": f"row {i} " * (i % 5), "label": "ab"[i % 2]} for i in range(7)]
     options = TextOptions(train_file=_jsonl(tmp_path / "t.jsonl", *rows))

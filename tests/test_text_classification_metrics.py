@@ -8,8 +8,8 @@ from scipy import stats
 from sklearn import metrics as sk
 from sklearn.utils.class_weight import compute_class_weight
 
-from albert_tf.tasks import text_classification_data as data
-from albert_tf.tasks import text_classification_report as report
+from albert_tf.tasks.text_classification import data
+from albert_tf.tasks.text_classification import report
 
 CASES = range(25)
 

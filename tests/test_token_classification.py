@@ -11,8 +11,10 @@ from albert_tf import tasks
 from albert_tf.tokenizer.loading import load_tokenizer
 from albert_tf.models.token_classifier import IGNORED
 from conftest import FIXTURES
-from albert_tf.tasks import tagging, token_data, token_features
-from albert_tf.tasks.token_classification import TokenOptions
+from albert_tf.tasks.token_classification import data as token_data
+from albert_tf.tasks.token_classification import features as token_features
+from albert_tf.tasks.token_classification import tagging
+from albert_tf.tasks.token_classification.options import TokenOptions
 from token_reference import char_entities as reference_entities
 from token_reference import word_starts as reference_word_starts
 

@@ -12,8 +12,9 @@ from albert_tf.export.token_classification import TokenClassifierServing
 from albert_tf.steps.words import graph_word_starts
 from conftest import FIXTURES
 from export_helpers import SPM, assert_refuses_other_shapes, token_model
-from albert_tf.tasks import tagging, token_features
-from albert_tf.tasks.token_data import TaggedExample
+from albert_tf.tasks.token_classification import features as token_features
+from albert_tf.tasks.token_classification import tagging
+from albert_tf.tasks.token_classification.data import TaggedExample
 from token_reference import char_entities, word_starts
 
 WORDPIECE = os.path.join(FIXTURES, "wordpiece", "vocab.txt")

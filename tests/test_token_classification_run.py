@@ -61,7 +61,7 @@ def test_finetune_evaluate_export_and_serve(tmp_path, vocabulary, size, train, d
     metrics = cli.results(out)["dev"]
     assert 0 <= metrics["f1"] <= 1 and metrics["examples"] > 0
     # The written CoNLL files score the same with the command.
-    scored = cli.run("albert_tf.tasks.ner_eval", os.path.join(out, "dev_gold.conll"),
+    scored = cli.run("albert_tf.tasks.token_classification.ner_eval", os.path.join(out, "dev_gold.conll"),
                      os.path.join(out, "dev_predicted.conll"), "--json")
     assert json.loads(scored.stdout)["f1"] == pytest.approx(metrics["f1"])
 
@@ -103,7 +103,7 @@ def test_tflite_gives_the_logits(crf):
     from albert_tf.tokenizer.loading import load_tokenizer
     from albert_tf.export import tflite
     from albert_tf.export.token_classification import TokenClassifierServing
-    from albert_tf.tasks import tagging
+    from albert_tf.tasks.token_classification import tagging
     from export_helpers import token_model
 
     tags = tagging.tag_list(["LOC", "PER"], "iob2")

@@ -1,9 +1,11 @@
 """The fine-tuning loop: epochs, evaluation while training, the best step, early stopping.
 
 The runs here fine-tune a tiny model on test_task_plugin's toy task (is a
-sentence a question?) in-process, a few updates each.
+sentence a question?, a task type folder of tests/plugin_tasks/) in-process, a
+few updates each.
 """
 
+import dataclasses
 import json
 import os
 import types
@@ -20,7 +22,14 @@ from albert_tf.training import engine, eval_history, finetuning
 from albert_tf.training.callbacks import TrainingInterrupted, update_step
 from albert_tf.training.results import report_complete
 from albert_tf.training.settings import FinetuneSettings, resolve, scheduled
-from test_task_plugin import SENTENCES, QuestionTask, _write_data
+from albert_tf.tasks.base import Scoring, SplitData
+from test_task_plugin import PLUGINS, SENTENCES
+from test_task_plugin import write_data as _write_data
+
+
+with tasks.task_path(PLUGINS):  # the toy task type, for the classes below
+    TOY = tasks.declarations()["toy_question"]
+    QuestionTask = type(tasks.get("toy_question"))
 
 
 # -- The number of updates --------------------------------------------------------
@@ -106,61 +115,56 @@ def test_early_stopping_stops_at_the_predicted_evaluation():
 
 # -- Every task's primary metric is one its evaluation reports -------------------
 
-class StubRun:
-    """What `Task.evaluate` reads of a run, with outputs given; `task`: the task
-    bound to the run's settings, as a run's is (`Run` binds it)."""
-
-    def __init__(self, task, output_dir, examples=(), labels=None, logits=None, **options):
-        self.output_dir = str(output_dir)
-        self.settings = FinetuneSettings(task=task.name, output_dir=str(output_dir),
-                                         task_options=options)
-        self.task = task.bind(self.settings)
-        self._examples, self._labels, self._logits = list(examples), labels, logits
-        self.model = types.SimpleNamespace(labels=("a", "b", "c"), optimizer=None,
-                                           threshold=0.5, threshold_source="")
-        self.trainee = self.model  # the model trained: not compiled here
-
-    def examples(self, split):
-        return self._examples if split != "heldout" else []
-
-    def features(self, split):
-        return types.SimpleNamespace(arrays={"label": self._labels})
-
-    def outputs(self, split):
-        return {"logits": self._logits}
+def _scoring(task, output_dir, examples=(), labels=None, logits=None, **options):
+    """`(task bound to a run's settings, what the run hands its evaluation)`, with the
+    outputs given; the model's head has labels a, b, c and the default threshold."""
+    settings = FinetuneSettings(task=task.name, output_dir=str(output_dir),
+                                task_options=options)
+    split = SplitData("dev", list(examples), types.SimpleNamespace(arrays={"label": labels}),
+                      {"logits": logits})
+    head = {"labels": ["a", "b", "c"], "threshold": 0.5, "threshold_source": "default"}
+    return task.bind(settings), Scoring(split, {}, head, str(output_dir))
 
 
 def _evaluated_keys(task, tmp_path, monkeypatch):
     logits = np.array([[0.2, 0.5, 0.1], [0.9, 0.1, 0.0], [0.1, 0.2, 0.8]], np.float32)
     labels = np.array([1, 0, 0])
     if isinstance(task, tasks.get("squad").__class__):
-        from albert_tf.tasks.cmrc2018 import read_cmrc2018
+        from albert_tf.tasks.squad.cmrc2018 import read_cmrc2018
         from albert_tf.tasks.squad.data import read_squad
 
         examples = (read_cmrc2018(os.path.join(FIXTURES, "clue", "cmrc2018", "dev.json"))
                     if task.name == "cmrc2018" else
                     read_squad(os.path.join(FIXTURES, "squad", f"v{task.version[0]}_dev.json")))
-        monkeypatch.setattr(task, "decode", lambda examples, *_: (
-            {e.qid: "" for e in examples}, {}, {e.qid: 0.0 for e in examples}))
-        run = StubRun(task, tmp_path, examples)
+        monkeypatch.setattr(type(task), "decode", lambda self, split: (
+            {e.qid: "" for e in split.examples}, {}, {e.qid: 0.0 for e in split.examples}))
+        bound, scoring = _scoring(task, tmp_path, examples)
+        scoring = dataclasses.replace(scoring, helpers={"heldout": SplitData("heldout", [],
+                                                                             None, None)})
     elif task.name == "token_classification":
         encoded = [types.SimpleNamespace(tags=["B-PER", "I-PER", "O"]),
                    types.SimpleNamespace(tags=["O", "B-LOC", "O"])]
         predicted = [["B-PER", "I-PER", "O"], ["O", "O", "O"]]
-        monkeypatch.setattr(task, "predicted_tags", lambda run, split: (encoded, predicted))
-        monkeypatch.setattr(task, "_scheme", lambda run: "iob2")
-        monkeypatch.setattr(task, "_write_conll", lambda *args: None)
-        run = StubRun(task, tmp_path)
+        monkeypatch.setattr(type(task), "predicted_tags", lambda self, scoring: (encoded,
+                                                                                predicted))
+        monkeypatch.setattr(type(task), "_scheme", lambda self: "iob2")
+        monkeypatch.setattr(type(task), "_write_conll", lambda *args: None)
+        bound, scoring = _scoring(task, tmp_path)
     elif task.options_class is not None and "max_qa_length" in task.options_class.field_names():
         examples = [types.SimpleNamespace(label=1, choices=("x", "y", "z"), group=""),
                     types.SimpleNamespace(label=0, choices=("x", "y", "z"), group="")]
-        run = StubRun(task, tmp_path, examples, logits=logits[:2])
+        bound, scoring = _scoring(task, tmp_path, examples, logits=logits[:2])
+    elif task.name == "toy_question":  # (tests/plugin_tasks/: one logit a sentence)
+        bound, scoring = _scoring(task, tmp_path, labels=labels)
+        scoring = dataclasses.replace(scoring, split=dataclasses.replace(
+            scoring.split, outputs={"logit": logits[:, 0]}))
     elif task.name == "text_regression" or getattr(task, "is_regression", False):
-        run = StubRun(task, tmp_path, labels=np.array([0.5, 2.0, 1.0]), logits=logits[:, :1])
+        bound, scoring = _scoring(task, tmp_path, labels=np.array([0.5, 2.0, 1.0]),
+                                  logits=logits[:, :1])
     else:  # a GLUE or CLUE classification, or the user's own classes (3 here)
         classes = len(getattr(getattr(task, "spec", None), "labels", None) or "abc")
-        run = StubRun(task, tmp_path, labels=labels, logits=logits[:, :classes])
-    return set(run.task.evaluate(run, task.eval_splits[0]))
+        bound, scoring = _scoring(task, tmp_path, labels=labels, logits=logits[:, :classes])
+    return set(bound.evaluate(scoring))
 
 
 @pytest.mark.parametrize("name", tasks.names())
@@ -171,10 +175,12 @@ def test_every_task_reports_its_primary_metric(name, tmp_path, monkeypatch):
 
 def test_a_multi_label_task_ranks_by_micro_f1(tmp_path):
     task = tasks.get("text_classification")
-    run = StubRun(task, tmp_path, labels=np.array([[1, 0, 1], [0, 1, 0]], np.float32),
-                  logits=np.array([[2.0, -1.0, 0.5], [-1.0, 1.0, -2.0]]), multi_label=True)
-    metric = run.task.primary_metric_for(run.task.task_options)
-    assert metric == "micro_f1" and metric in run.task.evaluate(run, "dev")
+    bound, scoring = _scoring(task, tmp_path,
+                              labels=np.array([[1, 0, 1], [0, 1, 0]], np.float32),
+                              logits=np.array([[2.0, -1.0, 0.5], [-1.0, 1.0, -2.0]]),
+                              multi_label=True)
+    metric = bound.primary_metric_for(bound.task_options)
+    assert metric == "micro_f1" and metric in bound.evaluate(scoring)
 
 
 # -- Runs ----------------------------------------------------------------------
@@ -184,12 +190,15 @@ class ProbabilityTask(QuestionTask):
 
     primary_metric = "accuracy"
 
-    def evaluate(self, run, split):
-        results = super().evaluate(run, split)
-        labels = run.features(split).arrays["label"]
-        logits = run.outputs(split)["logits"].astype(np.float64)
-        log_p = logits - np.log(np.exp(logits).sum(-1, keepdims=True))
-        results["log_loss"] = float(-np.mean(log_p[np.arange(len(labels)), labels]))
+    def __init__(self):
+        super().__init__(TOY)
+
+    def evaluate(self, scoring):
+        results = super().evaluate(scoring)
+        labels = scoring.split.features.arrays["label"]
+        logit = scoring.split.outputs["logit"].astype(np.float64)
+        log_p = -np.logaddexp(0.0, np.where(labels == 1, -logit, logit))  # log sigmoid(+-x)
+        results["log_loss"] = float(-np.mean(log_p))
         return results
 
 
@@ -216,7 +225,7 @@ def _restored_evaluations(task, settings, steps, tmp_path):
         manager.checkpoint.restore(path).assert_existing_objects_matched()
         assert update_step(other.model) == step
         other.model_changed()
-        restored[step] = (task.evaluate(other, "dev"),
+        restored[step] = (other.task.evaluate(other.scoring("dev")),
                           {k: v.numpy() for k, v in model_variables(other.model).items()})
     return restored
 
@@ -284,12 +293,13 @@ class ScriptedTask(QuestionTask):
     SCRIPT = {2: 0.50, 4: 0.60, 6: 0.62, 8: 0.61, 10: 0.90, 12: 0.95}
 
     def __init__(self, interrupt_at=None):
+        super().__init__(TOY)
         # Held in lists: each run works on its own bound copy of the task (`Task.bind`),
         # and the script spans runs.
         self.interrupt_at, self.calls = [interrupt_at], []
 
-    def evaluate(self, run, split):
-        step = update_step(run.model)
+    def evaluate(self, scoring):
+        step = scoring.step
         self.calls.append(step)
         if step == self.interrupt_at[0]:
             self.interrupt_at[0] = None

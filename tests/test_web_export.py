@@ -178,7 +178,7 @@ def _token_module(crf):
     from albert_tf.tokenizer.loading import load_tokenizer
     from albert_tf.export.token_classification import TokenClassifierServing
     from export_helpers import SPM, token_model
-    from albert_tf.tasks import tagging
+    from albert_tf.tasks.token_classification import tagging
 
     tags = tagging.tag_list(["LOC", "PER", "ORG"], "bioes" if crf else "iob2")
     model = token_model(load_tokenizer(SPM, host=True).vocabulary_size, tags, crf, 6 if crf else 3)

@@ -9,7 +9,7 @@ plain Python; `char_entities` reads entities from word tags with
 import unicodedata
 
 from albert_tf.steps.words import ASCII_PUNCTUATION, CJK_RANGES
-from albert_tf.tasks import tagging
+from albert_tf.tasks.token_classification import tagging
 
 
 def is_standalone(char):

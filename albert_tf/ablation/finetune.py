@@ -50,7 +50,7 @@ def check_tasks(settings, get_task):
         task = get_task(name).bind(run)
         for split in (task.train_split, *task.eval_splits):
             try:
-                examples = task.read_examples(run.data_dir, split, task.task_options)
+                examples = task.read(run.data_dir, split, task.task_options)
             except (OSError, ValueError) as e:
                 raise ValueError(f"--finetune={name}: {e}") from None
             if not examples:

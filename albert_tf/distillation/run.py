@@ -127,14 +127,15 @@ class DistillationRun(finetuning.Run):
         return features.with_arrays({TEACHER_PREFIX + k: v for k, v in outputs.items()})
 
     def reference_results(self):
-        """The teacher's metrics on the evaluated splits, under `teacher`."""
-        student, outputs = self.model, self._outputs
-        self.model, self._outputs = self.teacher, {}
+        """The teacher's metrics on the evaluated splits, under `teacher` (its head as
+        it was trained: nothing tuned on it again)."""
+        student, outputs, tuned = self.model, self._outputs, self._head_tuned
+        self.model, self._outputs, self._head_tuned = self.teacher, {}, True
         try:
-            return {"teacher": {split: self.task.evaluate(self, split)
+            return {"teacher": {split: self.task.evaluate(self.scoring(split))
                                 for split in self.task.eval_splits}}
         finally:
-            self.model, self._outputs = student, outputs
+            self.model, self._outputs, self._head_tuned = student, outputs, tuned
 
     def saved_settings(self):
         return self.settings.finetune_settings()

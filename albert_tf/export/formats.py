@@ -4,7 +4,7 @@ A format is one entry (`Format`): its name in the export's list of formats
 (`ExportSettings.formats`, `--formats`), the file or folder it writes into the
 version folder, how it writes it, where the export's description records it,
 what it needs (the task's calibration data, files on disk) and how the
-export's measurement (`albert_tf.export.scoring`) runs what it wrote. The
+export's measurement (`albert_tf.export.comparison`) runs what it wrote. The
 exporter (`exporter.write_export`), the settings' checks and the measuring
 all read this registry, so a new format is one `register(Format(...))`:
 
@@ -68,7 +68,7 @@ class Format:
     info_key: where the description goes: `("tflite",)`, or `("tflite_variants",
         "float16")` (a key inside a dict); default: `(name,)`.
     runners: `(folder, description) -> {variant name: runner}`, the numpy
-        runners the measurement scores (`albert_tf.export.scoring`), or None:
+        runners the measurement scores (`albert_tf.export.comparison`), or None:
         not measured.
     calibrated: whether it needs the task's calibration examples (the export's
         `eval_data`).
@@ -136,10 +136,10 @@ def runners(folder, info, entries):
     """`{variant name: runner}` of what an export folder holds: the SavedModel
     (named by its compute precision), then what each written format of
     `entries` gives to measure."""
-    from albert_tf.export import scoring
+    from albert_tf.export import comparison
 
     compute = info.get("precision", {}).get("compute", "fp32")
-    found = {f"saved_model_{compute}": scoring.saved_model_runner(folder)}
+    found = {f"saved_model_{compute}": comparison.saved_model_runner(folder)}
     for entry in entries:
         description = entry.described(info)
         if entry.runners is not None and description is not None:
@@ -158,10 +158,10 @@ def _tflite_writer(variant):
 
 
 def _tflite_runners(folder, description):
-    from albert_tf.export import scoring
+    from albert_tf.export import comparison
 
     return {f"tflite_{description['variant']}":
-            scoring.tflite_runner(os.path.join(folder, description["file"]))}
+            comparison.tflite_runner(os.path.join(folder, description["file"]))}
 
 
 def tflite_variant_file(variant):

@@ -25,6 +25,16 @@ class TaskModel(keras.Model):
         its distillation loss, or None: every example counts alike."""
         return None
 
+    def update_head(self, **changes):
+        """Sets fields of the head config that are chosen once the model is trained
+        (`tasks.base.Task.tune_head`: a multi-label decision threshold), so that
+        the saved model folder carries them. A field the head has not is refused."""
+        unknown = sorted(set(changes) - set(self.head_config()))
+        if unknown:
+            raise ValueError(f"the {self.head_kind} head has no field(s) {unknown}")
+        for name, value in changes.items():
+            setattr(self, name, value)
+
     @property
     def config(self):
         return self.backbone.config

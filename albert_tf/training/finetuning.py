@@ -4,7 +4,10 @@
 `python -m albert_tf.finetune`; it reads no flags. The task (see
 `tasks.base.Task`) supplies reading, featurization, the model head, metrics
 and prediction files; this module supplies everything generic: the `Run`
-(checks, data, training, outputs) and `run`'s order of steps. The run's model
+(checks, data, training, outputs) and `run`'s order of steps. Data flows one
+way: the run hands the task what it scores (`Run.scoring`, a
+`tasks.base.Scoring` of plain data) and takes back metrics and head updates;
+the task never holds the run. The run's model
 is made and saved by `run_model`, its evaluations around training (while
 training, the best step) are `best_model`'s, its results printed and
 written by `results`.
@@ -17,7 +20,8 @@ from albert_tf import extras, lora
 from albert_tf.data import bucket_lengths, padded_length
 from albert_tf.data.features import cache_key, cached
 from albert_tf.progress import Heartbeat, Progress
-from albert_tf.training import engine, best_model
+from albert_tf.training import best_model, engine
+from albert_tf.training.callbacks import update_step
 from albert_tf.training import settings as settings_lib
 from albert_tf.training.results import write_results
 from albert_tf.training.run_folder import (CHECKPOINT_DIR, CHECKPOINT_RESULTS_FILE, FEATURES_DIR,
@@ -25,6 +29,7 @@ from albert_tf.training.run_folder import (CHECKPOINT_DIR, CHECKPOINT_RESULTS_FI
 from albert_tf.training.run_model import (build_model, model_config, read_init_checkpoint,
                                           run_tokenizer, save_finetuned)
 from albert_tf.training.setup import start_run
+from albert_tf.training.task_data import Scoring, SplitData
 
 
 def splits_to_read(task, settings):
@@ -81,7 +86,7 @@ def check_inputs(task, settings):
     task = bind_task(task, settings)
     tokenizer = run_tokenizer(settings)
     check_run(task, settings, tokenizer.vocabulary_size, read_init_checkpoint(settings),
-              lambda split: task.read_examples(settings.data_dir, split, task.task_options))
+              lambda split: task.read(settings.data_dir, split, task.task_options))
 
 
 class Run:
@@ -107,6 +112,7 @@ class Run:
         task = bind_task(task, settings)
         self.task, self.settings, self.verbose = task, settings, verbose
         self._examples, self._features, self._outputs = {}, {}, {}
+        self._head_tuned = False  # (the task's head update applied to the model as it is)
         self.tokenizer = self.make_tokenizer()
         checkpoint = read_init_checkpoint(settings)
         config = check_run(task, settings, self.tokenizer.vocabulary_size, checkpoint,
@@ -185,7 +191,7 @@ class Run:
 
     def examples(self, split):
         if split not in self._examples:
-            self._examples[split] = self.task.read_examples(
+            self._examples[split] = self.task.read(
                 self.settings.data_dir, split, self.task.task_options)
         return self._examples[split]
 
@@ -219,16 +225,38 @@ class Run:
         return self.verbose and self.setup.chief
 
     def model_changed(self):
-        """Forgets the outputs of the model's earlier weights (and what the task
-        derived from them): training or a restore changed them."""
+        """Forgets the outputs of the model's earlier weights, and what the task
+        tuned on them: training or a restore changed them."""
         self._outputs.clear()
-        self.task.model_changed(self)
+        self._head_tuned = False
+
+    def split_data(self, split):
+        """What the task reads of one split (`tasks.base.SplitData`); a split without
+        examples has no features and no outputs (None)."""
+        examples = self.examples(split)
+        if not len(examples):
+            return SplitData(split, examples, None, None)
+        return SplitData(split, examples, self.features(split), self.outputs(split))
+
+    def scoring(self, split):
+        """What the task scores or predicts `split` from (`tasks.base.Scoring`), once
+        the task's head update for the model as it is now is applied (`tune_head`)."""
+        helpers = {name: self.split_data(name) for name in self.task.helper_splits()}
+        if not self._head_tuned:
+            update = self.task.tune_head(helpers, self.model.head_config())
+            if update:
+                self.model.update_head(**update)
+            self._head_tuned = True
+        return Scoring(self.split_data(split), helpers, self.model.head_config(),
+                       self.output_dir, self.tokenizer, getattr(self.model, "decode", None),
+                       update_step(self.trainee))
 
     def evaluate(self):
         """split -> the task's metrics of the model as it is now, for every dev split."""
         self.model_changed()
-        results = {split: self.task.evaluate(self, split) for split in self.task.eval_splits}
-        self.model_changed()  # those outputs are of this step only
+        results = {split: self.task.evaluate(self.scoring(split))
+                   for split in self.task.eval_splits}
+        self._outputs.clear()  # those outputs are of this step only
         return results
 
     def outputs(self, split):
@@ -299,13 +327,13 @@ def run(task, settings, verbose=True, make_run=Run):
             stopped_at = results["checkpoint_step"] = step
     if settings.do_eval:
         for split in task.eval_splits:
-            results[split] = task.evaluate(current, split)
+            results[split] = task.evaluate(current.scoring(split))
         best_model.write_final(current, {split: results[split] for split in task.eval_splits})
     if settings.do_predict:
-        results["predictions"] = {split: task.write_predictions(current, split)
+        results["predictions"] = {split: task.write_predictions(current.scoring(split))
                                   for split in task.test_splits}
         for split in task.scored_test_splits:
-            results[split] = task.evaluate(current, split)
+            results[split] = task.evaluate(current.scoring(split))
     if setup.chief and stopped_at is not None:
         # Not the run's results nor its model: the run is not finished.
         write_results(os.path.join(settings.output_dir,

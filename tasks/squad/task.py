@@ -19,10 +19,9 @@ import zlib
 from albert_tf import datasets
 from albert_tf.models import AlbertSpanQA, AlbertBeamQA
 from albert_tf.training.run_folder import RESULTS_FILE
-from albert_tf.tasks import register
-from albert_tf.tasks.squad import evaluate as squad_eval
+from albert_tf.tasks import declarations, register
 from albert_tf.tasks.base import Task
-from albert_tf.tasks.options import SquadExportOptions, SquadOptions
+from albert_tf.tasks.squad import evaluate as squad_eval
 from albert_tf.tasks.squad.data import featurize, read_squad
 from albert_tf.tasks.squad.postprocess import (apply_threshold, best_null_threshold, decode_spans,
                                      write_prediction_files)
@@ -68,13 +67,12 @@ def heldout_threshold(model_dir):
 class SquadTask(Task):
     eval_splits = ("dev",)
     test_splits = ()
-    options_class = SquadOptions
     primary_metric = "f1"  # evaluate-v1.1.py's and evaluate-v2.0.py's F1
 
-    def __init__(self, name, version):
-        self.name, self.version = name, version
-        self.export_options_class = SquadExportOptions if self.v2 else None
-        self.data_source = datasets.squad_source(name, version)
+    def __init__(self, declared, version):
+        super().__init__(declared)
+        self.version = version
+        self.data_source = datasets.squad_source(declared.name, version)
 
     @property
     def v2(self):
@@ -85,8 +83,6 @@ class SquadTask(Task):
         return self.options(settings).qa_head if self.v2 else "span"
 
     def _file(self, data_dir, split):
-        if not data_dir:
-            raise ValueError(f"--data_dir is required for task {self.name!r}")
         names = [f"{split}-v{self.version}.json", f"{split}.json"]
         for name in names:
             if os.path.isfile(os.path.join(data_dir, name)):
@@ -117,30 +113,32 @@ class SquadTask(Task):
                               dropout=settings.classifier_dropout)
         return AlbertSpanQA(backbone)
 
-    def decode(self, examples, features, outputs, settings):
-        o = self.options(settings)
-        return decode_spans(examples, features, outputs, o.n_best_size, o.max_answer_length,
-                            head=self.head(settings))
+    def decode(self, split):
+        """`(predictions, nbest, null_odds)` of a `SplitData` (`postprocess.decode_spans`)."""
+        o = self.task_options
+        return decode_spans(split.examples, split.features, split.outputs, o.n_best_size,
+                            o.max_answer_length, head=self.head(self.settings))
 
-    def _heldout_threshold(self, run):
-        examples = run.examples("heldout")
-        if not examples:
+    def helper_splits(self):
+        """v2.0: the training questions held out to choose the no-answer threshold."""
+        return ("heldout",) if self.v2 else ()
+
+    def _heldout_threshold(self, heldout):
+        if not heldout.examples:
             return None
-        predictions, _, null_odds = self.decode(examples, run.features("heldout"),
-                                                run.outputs("heldout"), run.settings)
-        return best_null_threshold(predictions, null_odds, examples)
+        predictions, _, null_odds = self.decode(heldout)
+        return best_null_threshold(predictions, null_odds, heldout.examples)
 
-    def evaluate(self, run, split):
-        examples = run.examples(split)
-        predictions, nbest, null_odds = self.decode(examples, run.features(split),
-                                                    run.outputs(split), run.settings)
+    def evaluate(self, scoring):
+        examples = scoring.split.examples
+        predictions, nbest, null_odds = self.decode(scoring.split)
         dataset = to_dataset(examples)
         if not self.v2:
-            write_prediction_files(run.output_dir, predictions, nbest)
+            write_prediction_files(scoring.output_dir, predictions, nbest)
             return {**squad_eval.evaluate_v1(dataset, predictions), "questions": len(examples)}
-        threshold = self._heldout_threshold(run)
+        threshold = self._heldout_threshold(scoring.helpers["heldout"])
         used = 0.0 if threshold is None else threshold
-        write_prediction_files(run.output_dir, apply_threshold(predictions, null_odds, used),
+        write_prediction_files(scoring.output_dir, apply_threshold(predictions, null_odds, used),
                                nbest, null_odds)
         official = squad_eval.evaluate_v2(dataset, predictions, null_odds, na_prob_thresh=used)
         results = {k: v for k, v in official.items() if not k.startswith("best_")}
@@ -149,7 +147,7 @@ class SquadTask(Task):
         results.update({f"dev_tuned_{k}": v for k, v in official.items() if k.startswith("best_")})
         return results
 
-    def write_predictions(self, run, split):
+    def write_predictions(self, scoring):
         raise ValueError(f"task {self.name!r} has no unlabelled test split; its dev "
                          "predictions are written by the evaluation")
 
@@ -172,5 +170,5 @@ class SquadTask(Task):
         return module, info
 
 
-register(SquadTask("squad", "1.1"))
-register(SquadTask("squad_v2", "2.0"))
+register(SquadTask(declarations()["squad"], "1.1"))
+register(SquadTask(declarations()["squad_v2"], "2.0"))

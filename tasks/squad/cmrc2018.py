@@ -26,8 +26,8 @@ import re
 
 from albert_tf import datasets
 from albert_tf.io_utils import atomic_file
-from albert_tf.tasks import cmrc2018_eval, register
-from albert_tf.tasks.options import Cmrc2018Options
+from albert_tf.tasks import declarations, register
+from albert_tf.tasks.squad import cmrc2018_evaluate
 from albert_tf.tasks.squad.data import answer_char_span, read_squad
 from albert_tf.tasks.squad.evaluate import Question
 from albert_tf.tasks.squad.postprocess import write_prediction_files
@@ -101,12 +101,11 @@ class Cmrc2018Task(SquadTask):
 
     eval_splits = ("dev",)
     test_splits = ("test",)
-    options_class = Cmrc2018Options
     extras = ("metrics",)  # the official scorer splits English words with NLTK
     primary_metric = "f1"  # cmrc2018_evaluate.py's F1
 
-    def __init__(self):
-        super().__init__("cmrc2018", "1.1")
+    def __init__(self, declared):
+        super().__init__(declared, "1.1")
         self.data_source = datasets.clue_source(self.name)  # CLUE's archive, not SQuAD's
 
     def read_examples(self, data_dir, split, options=None):
@@ -114,8 +113,6 @@ class Cmrc2018Task(SquadTask):
         if split not in SPLITS:
             raise ValueError(f"task {self.name!r} has no split {split!r}; splits: "
                              f"{', '.join(SPLITS)}")
-        if not data_dir:
-            raise ValueError(f"--data_dir is required for task {self.name!r}")
         path = os.path.join(data_dir, f"{split}.json")
         if not os.path.isfile(path):
             raise FileNotFoundError(f"{self.name} split {split!r}: no file {path}")
@@ -131,25 +128,22 @@ class Cmrc2018Task(SquadTask):
                     split, moved, total, skipped)
         return super().featurize(examples, tokenizer, settings, split)
 
-    def evaluate(self, run, split):
-        examples = run.examples(split)
-        predictions, nbest, _ = self.decode(examples, run.features(split), run.outputs(split),
-                                            run.settings)
-        write_prediction_files(run.output_dir, predictions, nbest)
+    def evaluate(self, scoring):
+        examples = scoring.split.examples
+        predictions, nbest, _ = self.decode(scoring.split)
+        write_prediction_files(scoring.output_dir, predictions, nbest)
         questions = [Question(e.qid, [text for text, _ in e.answers]) for e in examples]
-        result = cmrc2018_eval.score_questions(questions, predictions)
+        result = cmrc2018_evaluate.score_questions(questions, predictions)
         return {"f1": result["F1"], "em": result["EM"],
                 "average": (result["EM"] + result["F1"]) * 0.5, "questions": result["TOTAL"]}
 
-    def write_predictions(self, run, split):
-        examples = run.examples(split)
-        predictions, _, _ = self.decode(examples, run.features(split), run.outputs(split),
-                                        run.settings)
-        path = os.path.join(run.output_dir, SUBMISSION_FILE)
+    def write_predictions(self, scoring):
+        predictions, _, _ = self.decode(scoring.split)
+        path = os.path.join(scoring.output_dir, SUBMISSION_FILE)
         with atomic_file(path, "w", encoding="utf-8") as f:
             json.dump(predictions, f, ensure_ascii=False, indent=4)
             f.write("\n")
         return path
 
 
-register(Cmrc2018Task())
+register(Cmrc2018Task(declarations()["cmrc2018"]))

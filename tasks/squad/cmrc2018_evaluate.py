@@ -4,7 +4,7 @@ The official script is `squad-style-data/cmrc2018_evaluate.py` of
 https://github.com/ymcui/cmrc2018 ("v5 - special", Python 2). This module
 reproduces its scores in Python 3:
 
-    python -m albert_tf.tasks.cmrc2018_eval DATA.json PREDICTIONS.json
+    python -m albert_tf.tasks.squad.cmrc2018_evaluate DATA.json PREDICTIONS.json
 
 prints the script's one line of JSON, keys in its order: `AVERAGE`, `F1`,
 `EM` (percentages formatted "%.3f"), `TOTAL`, `SKIP` and `FILE` (the
@@ -209,7 +209,7 @@ def evaluate_files(data_file, prediction_file):
 
 def main(argv=None):
     parser = argparse.ArgumentParser(
-        prog="python -m albert_tf.tasks.cmrc2018_eval",
+        prog="python -m albert_tf.tasks.squad.cmrc2018_evaluate",
         description="CMRC 2018's official EM and F1 (ymcui/cmrc2018 cmrc2018_evaluate.py).")
     parser.add_argument("dataset_file", metavar="DATA.json", help="the SQuAD-format data set")
     parser.add_argument("prediction_file", metavar="PREDICTIONS.json",

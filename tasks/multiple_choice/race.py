@@ -18,8 +18,9 @@ import json
 import os
 
 from albert_tf.io_utils import json_field, json_objects, numbered_lines
-from albert_tf.tasks import register
-from albert_tf.tasks.multiple_choice import ChoiceExample, MultipleChoiceTask, checked_choices
+from albert_tf.tasks import declarations, register
+from albert_tf.tasks.multiple_choice.task import (ChoiceExample, MultipleChoiceTask,
+                                                  checked_choices)
 
 LEVELS = ("middle", "high")
 SPLITS = ("train", "dev", "test")
@@ -82,16 +83,12 @@ def read_race(data_dir, split):
 
 
 class RaceTask(MultipleChoiceTask):
-    name = "race"
     fill_blank = True
     test_splits = ("test",)
     scored_test_splits = ("test",)
 
     def read_examples(self, data_dir, split, options=None):
-        if not data_dir:
-            raise ValueError("--data_dir is required for task 'race' (the RACE folder with "
-                             "train/, dev/ and test/)")
         return read_race(data_dir, split)
 
 
-register(RaceTask())
+register(RaceTask(declarations()["race"]))

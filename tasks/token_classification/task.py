@@ -1,6 +1,6 @@
 """`--task=token_classification`: a tag for every word (NER, POS tagging, chunking).
 
-Files (`tasks.token_data`): CoNLL columns or CLUENER2020-style JSON lines,
+Files (`token_classification.data`): CoNLL columns or CLUENER2020-style JSON lines,
 named by `--train_file`, `--eval_file`, `--predict_file`.
 
 Tags. The training file's scheme (IOB1, IOB2 or BIOES) is detected; the
@@ -13,11 +13,11 @@ counted and reported (count, first line); with `--scheme_errors=repair`
 A type in the eval file that training never saw stops the run, naming it
 and its line.
 
-Metrics (`tasks.ner_eval`, equal to seqeval and conlleval): entity-level
+Metrics (`token_classification.ner_eval`, equal to seqeval and conlleval): entity-level
 precision / recall / F1, micro and per type, in default and strict mode, and
 word accuracy. `--do_eval` also writes `<split>_gold.conll` and
 `<split>_predicted.conll` (a word and its tag per line) for
-`python -m albert_tf.tasks.ner_eval`; `--do_predict` writes `test_predictions.jsonl`:
+`python -m albert_tf.tasks.token_classification.ner_eval`; `--do_predict` writes `test_predictions.jsonl`:
 each text's entities (type, code point span, text), words and tags.
 """
 
@@ -30,9 +30,12 @@ import numpy as np
 
 from albert_tf.io_utils import atomic_file
 from albert_tf.models import AlbertTokenClassifier
-from albert_tf.tasks import ner_eval, register, tagging, token_data, token_features, user_files
+from albert_tf.tasks import declarations, register, user_files
 from albert_tf.tasks.base import Task
-from albert_tf.tasks.options import TokenOptions
+from albert_tf.tasks.token_classification import data as token_data
+from albert_tf.tasks.token_classification import features as token_features
+from albert_tf.tasks.token_classification import ner_eval, tagging
+from albert_tf.tasks.token_classification.options import TokenOptions
 from albert_tf.tasks.user_files import split_file
 
 
@@ -49,8 +52,6 @@ def _file_tags(examples):
 
 
 class TokenClassificationTask(Task):
-    name = "token_classification"
-    options_class = TokenOptions
     primary_metric = "f1"  # entity-level micro F1 (conlleval's)
 
     def kfold_files(self, options, data_dir, k, folder):
@@ -143,27 +144,26 @@ class TokenClassificationTask(Task):
         return AlbertTokenClassifier(backbone, len(tags), dropout=settings.classifier_dropout,
                                      crf=options.crf)
 
-    def predicted_tags(self, run, split):
-        """`(encoded examples, predicted word tags)` of a split."""
-        tags = self.tags(self.task_options, run.settings.data_dir)
-        scheme = self._scheme(run)
-        features = run.features(split)
-        logits = run.outputs(split)["logits"]
-        mask = features.arrays["word_index"] >= 0
+    def predicted_tags(self, scoring):
+        """`(encoded examples, predicted word tags)` of the split scored."""
+        split = scoring.split
+        tags = self.tags(self.task_options, self.settings.data_dir)
+        mask = split.features.arrays["word_index"] >= 0
+        logits = split.outputs["logits"]
         # In slices: a CRF's Viterbi holds (rows, words, tags, tags) scores.
         ids = np.zeros(mask.shape, np.int32)
-        for i in range(0, len(features), 256):
-            ids[i:i + 256] = run.model.decode(logits[i:i + 256], mask[i:i + 256])
-        encoded = token_features.encode_all(run.examples(split), run.tokenizer, scheme)
-        return encoded, token_features.word_tags(features, ids, [len(e.spans) for e in encoded],
-                                                 tags)
+        for i in range(0, len(split.features), 256):
+            ids[i:i + 256] = scoring.decode(logits[i:i + 256], mask[i:i + 256])
+        encoded = token_features.encode_all(split.examples, scoring.tokenizer, self._scheme())
+        return encoded, token_features.word_tags(split.features, ids,
+                                                 [len(e.spans) for e in encoded], tags)
 
-    def evaluate(self, run, split):
-        encoded, predicted = self.predicted_tags(run, split)
+    def evaluate(self, scoring):
+        encoded, predicted = self.predicted_tags(scoring)
         gold = [e.tags for e in encoded]
         scores = ner_eval.score(gold, predicted)
-        strict = ner_eval.score(gold, predicted, "strict", self._scheme(run))
-        self._write_conll(run, split, encoded, gold, predicted)
+        strict = ner_eval.score(gold, predicted, "strict", self._scheme())
+        self._write_conll(scoring, encoded, gold, predicted)
         metrics = {"precision": scores["precision"], "recall": scores["recall"],
                    "f1": scores["f1"], "accuracy": scores["accuracy"],
                    "strict_f1": strict["f1"], "examples": len(gold), "entities": scores["gold"]}
@@ -171,28 +171,29 @@ class TokenClassificationTask(Task):
         metrics.update(tag_baseline(gold))
         return metrics
 
-    def _scheme(self, run):
-        tags = self.tags(self.task_options, run.settings.data_dir)
+    def _scheme(self):
+        tags = self.tags(self.task_options, self.settings.data_dir)
         return "bioes" if any(t[0] in "ES" for t in tags) else "iob2"
 
-    def _write_conll(self, run, split, encoded, gold, predicted):
+    def _write_conll(self, scoring, encoded, gold, predicted):
+        split = scoring.split
         for name, sequences in (("gold", gold), ("predicted", predicted)):
-            path = os.path.join(run.output_dir, f"{split}_{name}.conll")
+            path = os.path.join(scoring.output_dir, f"{split.name}_{name}.conll")
             with atomic_file(path, "w", encoding="utf-8") as f:
-                for example, enc, tags in zip(run.examples(split), encoded, sequences):
+                for example, enc, tags in zip(split.examples, encoded, sequences):
                     for (start, end), tag in zip(enc.spans, tags):
                         word = example.text[start:end]
                         f.write(f"{word if word.strip() and word.split() == [word] else '_'}"
                                 f"\t{tag}\n")
                     f.write("\n")
 
-    def write_predictions(self, run, split):
-        encoded, predicted = self.predicted_tags(run, split)
-        examples = run.examples(split)
-        tags = self.tags(self.options(run.settings), run.settings.data_dir)
+    def write_predictions(self, scoring):
+        encoded, predicted = self.predicted_tags(scoring)
+        examples = scoring.split.examples
+        tags = self.tags(self.task_options, self.settings.data_dir)
         entities = token_features.char_entities([e.text for e in examples],
                                                 [e.spans for e in encoded], predicted, tags)
-        path = os.path.join(run.output_dir, f"{split}_predictions.jsonl")
+        path = os.path.join(scoring.output_dir, f"{scoring.split.name}_predictions.jsonl")
         with atomic_file(path, "w", encoding="utf-8") as f:
             for example, enc, word_tags, found in zip(examples, encoded, predicted, entities):
                 row = {"id": example.guid, "text": example.text, "entities": found,
@@ -203,7 +204,6 @@ class TokenClassificationTask(Task):
     def serving_module(self, model, tokenizer, settings, model_dir, export_options):
         from albert_tf.export.token_classification import TokenClassifierServing
 
-        self.check_export_options(export_options)
         tags = self.tags(self.task_options, settings.data_dir)
         module = TokenClassifierServing(model, tokenizer, settings.max_seq_length, tags)
         return module, {"inputs": ["text"], "tags": list(tags)}
@@ -221,4 +221,4 @@ def tag_baseline(gold):
             "baseline_f1": scores["f1"]}
 
 
-register(TokenClassificationTask())
+register(TokenClassificationTask(declarations()["token_classification"]))

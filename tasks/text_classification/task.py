@@ -39,12 +39,11 @@ from albert_tf.checkpoints import native
 from albert_tf.data import Features, new_array
 from albert_tf.io_utils import atomic_file, chunks
 from albert_tf.training.run_folder import MODEL_DIR
-from albert_tf.tasks import long_inputs, register, user_files
-from albert_tf.tasks import text_classification_data as data
-from albert_tf.tasks import text_classification_report as report
+from albert_tf.tasks import declarations, long_inputs, register, user_files
 from albert_tf.tasks.base import Task
-from albert_tf.tasks.text_classification_data import TextOptions
-from albert_tf.tasks.text_classification_model import TextClassifier
+from albert_tf.tasks.text_classification import data, report
+from albert_tf.tasks.text_classification.model import TextClassifier
+from albert_tf.tasks.text_classification.options import TextOptions
 
 PREDICTIONS_FILE = "test_predictions.jsonl"
 HELDOUT_SOURCE = "held-out training rows"
@@ -62,12 +61,10 @@ def _saved_head(folder):
 class TextTask(Task):
     eval_splits = ("dev",)
     test_splits = ("test",)
-    options_class = TextOptions
 
-    def __init__(self, name, regression):
-        self.name, self.regression = name, regression
-        # The decision threshold of a multi-label export (a classifier's only).
-        self.export_options_class = None if regression else data.TextExportOptions
+    def __init__(self, declared, regression):
+        super().__init__(declared)
+        self.regression = regression
         # The loss the regression head minimises; the exact choice of multi-class runs.
         self.primary_metric = "mse" if regression else "accuracy"
 
@@ -238,54 +235,59 @@ class TextTask(Task):
 
     # -- Evaluation and predictions ------------------------------------------------
 
-    def threshold(self, run):
-        """Multi-label: `(threshold, source)`, chosen on the held-out rows once and kept in
-        the model's head config (so the saved model folder carries it)."""
-        if getattr(run.model, "threshold_source", None):
-            return run.model.threshold, run.model.threshold_source
-        threshold, source = 0.5, "default 0.5 (no held-out training rows)"
-        if run.examples("heldout"):
-            targets = long_inputs.text_labels(run.features("heldout"))
-            probabilities = report.sigmoid(self.text_logits(run, "heldout"))
-            threshold, _ = report.best_threshold(targets, probabilities)
-            source = f"{HELDOUT_SOURCE} ({len(targets)})"
-        run.model.threshold, run.model.threshold_source = threshold, source
-        return threshold, source
+    def helper_splits(self):
+        """Multi-label: the held-out training rows the threshold is chosen on."""
+        return ("heldout",) if self.kind(self.task_options) == data.MULTI_LABEL else ()
 
-    def model_changed(self, run):
-        run.model.threshold_source = ""  # chosen again on the held-out rows
+    def tune_head(self, helpers, head):
+        """Multi-label: the decision threshold that maximises micro-F1 on the held-out
+        training rows (0.5 when none are held out), kept in the model's head config
+        so that the saved model folder carries it."""
+        if "heldout" not in helpers:
+            return None
+        heldout = helpers["heldout"]
+        if not len(heldout.examples):
+            return {"threshold": 0.5,
+                    "threshold_source": "default 0.5 (no held-out training rows)"}
+        targets = long_inputs.text_labels(heldout.features)
+        probabilities = report.sigmoid(self.text_logits(heldout))
+        threshold, _ = report.best_threshold(targets, probabilities)
+        return {"threshold": threshold,
+                "threshold_source": f"{HELDOUT_SOURCE} ({len(targets)})"}
 
-    def text_logits(self, run, split):
-        """The model's logits per text (a text's windows averaged)."""
-        return long_inputs.per_text(run.features(split), run.outputs(split)["logits"])
+    @staticmethod
+    def text_logits(split):
+        """The model's logits per text of a `SplitData` (a text's windows averaged)."""
+        return long_inputs.per_text(split.features, split.outputs["logits"])
 
-    def evaluate(self, run, split):
-        options = self.task_options
-        kind, labels = self.kind(options), long_inputs.text_labels(run.features(split))
-        logits = self.text_logits(run, split)
+    def evaluate(self, scoring):
+        options, head = self.task_options, scoring.head
+        kind, labels = self.kind(options), long_inputs.text_labels(scoring.split.features)
+        logits = self.text_logits(scoring.split)
         if kind == data.REGRESSION:
             results = report.regression(labels, logits[:, 0])
-            train = [e.label for e in run.examples("train")] if options.train_file else []
-            if train:
+            if options.train_file:
+                train = [e.label for e in self.read(self.settings.data_dir, "train", options)]
                 results["baseline_mse"] = float(np.mean((labels - np.mean(train)) ** 2))
         elif kind == data.MULTI_LABEL:
-            threshold, source = self.threshold(run)
-            results = report.multi_label(labels > 0.5, report.sigmoid(logits) >= threshold,
-                                         run.model.labels)
-            results.update(threshold=threshold, threshold_source=source,
-                           **self._baseline(run, options, labels))
+            results = report.multi_label(labels > 0.5,
+                                         report.sigmoid(logits) >= head["threshold"],
+                                         head["labels"])
+            results.update(threshold=head["threshold"],
+                           threshold_source=head["threshold_source"],
+                           **self._baseline(options, labels))
         else:
-            results = report.multi_class(labels, np.argmax(logits, -1), run.model.labels)
-            results.update(self._baseline(run, options, labels))
+            results = report.multi_class(labels, np.argmax(logits, -1), head["labels"])
+            results.update(self._baseline(options, labels))
         results["examples"] = len(labels)
-        self._write_reports(run, split, results)
+        self._write_reports(scoring, results)
         return results
 
-    def _baseline(self, run, options, labels):
+    def _baseline(self, options, labels):
         """The majority baseline's scores, when the training file is at hand."""
         if not options.train_file:
             return {}
-        stats = self.training_labels(options, run.settings.data_dir)
+        stats = self.training_labels(options, self.settings.data_dir)
         counts = np.array(stats.counts)
         if options.multi_label:
             always = np.broadcast_to(counts > stats.rows / 2, labels.shape)
@@ -297,27 +299,28 @@ class TextTask(Task):
         return {"baseline_label": stats.labels[int(np.argmax(counts))],
                 "baseline_accuracy": base["accuracy"], "baseline_macro_f1": base["macro_f1"]}
 
-    def _write_reports(self, run, split, results):
+    def _write_reports(self, scoring, results):
         """The confusion matrix picture of one split (its numbers reach TensorBoard
         with every task's, `albert_tf.training.eval_history.write_evaluation`)."""
+        split = scoring.split.name
         if "confusion_matrix" in results and not extras.available("plots"):
             logging.warning("confusion_matrix_%s.png not written: the picture needs matplotlib "
                             '(pip install "albert-tf[plots]"); the matrix is in the results',
                             split)
         elif "confusion_matrix" in results:
-            path = os.path.join(run.output_dir, f"confusion_matrix_{split}.png")
+            path = os.path.join(scoring.output_dir, f"confusion_matrix_{split}.png")
             report.write_confusion_png(results["confusion_matrix"], path,
                                        f"{self.name}: {split} ({results['examples']} rows)")
             results["confusion_matrix_png"] = path
 
-    def write_predictions(self, run, split):
-        kind = self.kind(self.task_options)
-        logits = self.text_logits(run, split)
-        threshold = self.threshold(run)[0] if kind == data.MULTI_LABEL else None
-        lines = [json.dumps(report.prediction(example.guid, row, run.model.labels, threshold),
+    def write_predictions(self, scoring):
+        head, split = scoring.head, scoring.split
+        multi = self.kind(self.task_options) == data.MULTI_LABEL
+        threshold = head["threshold"] if multi else None
+        lines = [json.dumps(report.prediction(example.guid, row, head["labels"], threshold),
                             ensure_ascii=False)
-                 for example, row in zip(run.examples(split), logits)]
-        path = os.path.join(run.output_dir, PREDICTIONS_FILE)
+                 for example, row in zip(split.examples, self.text_logits(split))]
+        path = os.path.join(scoring.output_dir, PREDICTIONS_FILE)
         with atomic_file(path, "w", encoding="utf-8", newline="\n") as f:
             f.write("".join(line + "\n" for line in lines))
         return path
@@ -330,11 +333,11 @@ class TextTask(Task):
         options = self.task_options
         multi = options.multi_label
         given = export_options.threshold if export_options is not None else None
-        self.check_export_options({} if given is None else {"threshold": given},
-                                  ("threshold",) if multi else ())
+        if given is not None and not multi:
+            raise ValueError(f"task {self.name!r} takes no export option threshold: it is "
+                             "the decision threshold of a --multi_label model")
         pair = bool(options.text_pair_column)
-        saved = _saved_head(model_dir) or {}
-        labels = tuple(saved["labels"]) if saved.get("labels") else model.labels
+        labels = model.labels
         inputs = ["text_a", "text_b"] if pair else ["text"]
         trained = [options.text_column, options.text_pair_column] if pair else \
             [options.text_column]
@@ -347,12 +350,12 @@ class TextTask(Task):
         if not multi:
             return ClassifierServing(model, tokenizer, settings.max_seq_length, labels,
                                      pair, window_stride=stride), info
-        threshold = given if given is not None else saved.get("threshold", model.threshold)
+        threshold = given if given is not None else model.threshold
         info.update(threshold=float(threshold), threshold_source="given" if given is not None
-                    else saved.get("threshold_source", "saved"))
+                    else model.threshold_source or "saved")
         return MultiLabelServing(model, tokenizer, settings.max_seq_length, labels, threshold,
                                  pair, window_stride=stride), info
 
 
-register(TextTask("text_classification", regression=False))
-register(TextTask("text_regression", regression=True))
+register(TextTask(declarations()["text_classification"], regression=False))
+register(TextTask(declarations()["text_regression"], regression=True))

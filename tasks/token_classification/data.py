@@ -20,7 +20,7 @@ import logging
 import os
 
 from albert_tf.io_utils import numbered_lines
-from albert_tf.tasks import tagging
+from albert_tf.tasks.token_classification import tagging
 from albert_tf.tasks.user_files import read_rows
 
 JSON_EXTENSIONS = (".json", ".jsonl", ".ndjson")

@@ -33,9 +33,9 @@ import numpy as np
 from albert_tf.data import Features
 from albert_tf.io_utils import atomic_file, json_field
 from albert_tf.models import AlbertMultipleChoice
-from albert_tf.tasks import metrics, register, user_files
+from albert_tf.tasks import declarations, metrics, register, user_files
 from albert_tf.tasks.base import Task
-from albert_tf.tasks.options import ChoiceOptions, MultipleChoiceOptions
+from albert_tf.tasks.multiple_choice.options import MultipleChoiceOptions
 
 
 @dataclasses.dataclass(frozen=True)
@@ -156,7 +156,6 @@ class MultipleChoiceTask(Task):
     prediction files and serving. Subclasses read their examples."""
 
     fill_blank = False
-    options_class = ChoiceOptions
     primary_metric = "accuracy"
 
     def featurize(self, examples, tokenizer, settings, split):
@@ -170,25 +169,25 @@ class MultipleChoiceTask(Task):
     def build_model(self, backbone, settings, head=None):
         return AlbertMultipleChoice(backbone, dropout=settings.classifier_dropout)
 
-    def evaluate(self, run, split):
+    def evaluate(self, scoring):
         """Accuracy (and per group, e.g. RACE's middle and high), beside chance."""
-        examples = run.examples(split)
-        unlabelled = [e.guid for e in examples if e.label is None]
+        split = scoring.split
+        unlabelled = [e.guid for e in split.examples if e.label is None]
         if unlabelled:
-            raise ValueError(f"task {self.name!r}: the {split} split has questions without an "
-                             f"answer (first: {unlabelled[0]}); it cannot be scored")
-        predicted = np.argmax(run.outputs(split)["logits"], axis=-1)
-        return choice_metrics(examples, predicted)
+            raise ValueError(f"task {self.name!r}: the {split.name} split has questions "
+                             f"without an answer (first: {unlabelled[0]}); it cannot be scored")
+        predicted = np.argmax(split.outputs["logits"], axis=-1)
+        return choice_metrics(split.examples, predicted)
 
-    def write_predictions(self, run, split):
-        path = os.path.join(run.output_dir, f"{self.name}_{split}_predictions.jsonl")
-        write_choice_predictions(run.examples(split), run.outputs(split)["logits"], path)
+    def write_predictions(self, scoring):
+        split = scoring.split
+        path = os.path.join(scoring.output_dir, f"{self.name}_{split.name}_predictions.jsonl")
+        write_choice_predictions(split.examples, split.outputs["logits"], path)
         return path
 
     def serving_module(self, model, tokenizer, settings, model_dir, export_options):
         from albert_tf.export.multiple_choice import MultipleChoiceServing
 
-        self.check_export_options(export_options)
         max_qa_length = self.task_options.max_qa_length
         module = MultipleChoiceServing(model, tokenizer, settings.max_seq_length,
                                        max_qa_length, self.fill_blank)
@@ -299,9 +298,6 @@ def read_choice_file(path, fmt, split, labelled):
 class OwnChoiceTask(MultipleChoiceTask):
     """`--task=multiple_choice` on the user's own JSON-lines files."""
 
-    name = "multiple_choice"
-    options_class = MultipleChoiceOptions
-
     def kfold_files(self, options, data_dir, k, folder):
         """Folds of the training questions, by a hash of each row."""
         options = options or MultipleChoiceOptions()
@@ -317,4 +313,4 @@ class OwnChoiceTask(MultipleChoiceTask):
                                 labelled=split not in self.test_splits)
 
 
-register(OwnChoiceTask())
+register(OwnChoiceTask(declarations()["multiple_choice"]))

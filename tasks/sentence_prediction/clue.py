@@ -29,14 +29,10 @@ import json
 import os
 import typing
 
-import numpy as np
-
 from albert_tf import datasets
 from albert_tf.io_utils import atomic_file, json_field, json_kind, json_objects, numbered_lines
-from albert_tf.models import AlbertClassifier
-from albert_tf.tasks import long_inputs, metrics, register
-from albert_tf.tasks.base import Example, Task
-from albert_tf.tasks.long_inputs import LongInputOptions
+from albert_tf.tasks import metrics
+from albert_tf.tasks.base import Example
 
 NLI_LABELS = ("contradiction", "entailment", "neutral")
 SPLITS = ("train", "dev", "test")
@@ -68,9 +64,22 @@ class ClueSpec:
         if self.source is None:
             object.__setattr__(self, "source", datasets.clue_source(self.name))
 
-    @property
-    def submission_name(self):
+    # What `task.SentenceTask` reads of a spec (`glue.GlueSpec` has the same).
+    primary = "accuracy"
+    eval_splits = ("dev",)
+    test_splits = ("test",)
+
+    def read(self, data_dir, split):
+        return read_examples(self, data_dir, split)
+
+    def scores(self, labels, predictions):
+        return {"accuracy": metrics.accuracy(labels, predictions)}
+
+    def submission(self, split):
         return f"{self.name}_predict.json"
+
+    def write_submission(self, split, examples, predictions, path):
+        write_submission(self, examples, predictions, path)
 
 
 # -- Fields ---------------------------------------------------------------------
@@ -202,73 +211,3 @@ def write_submission(spec, examples, label_ids, path):
                                 ensure_ascii=False))
     with atomic_file(path, "w", encoding="utf-8", newline="\n") as f:
         f.write("".join(line + "\n" for line in lines))
-
-
-# -- The task -------------------------------------------------------------------
-
-class ClueTask(Task):
-    """A CLUE classification task defined by its `ClueSpec` row; `AlbertClassifier` on
-    the pooled `[CLS]` output, as `tasks.classification.GlueTask`."""
-
-    eval_splits = ("dev",)
-    test_splits = ("test",)
-    options_class = LongInputOptions
-
-    def __init__(self, spec):
-        self.spec = spec
-        self.name = spec.name
-        self.primary_metric = "accuracy"
-        self.data_source = spec.source
-        self._ids = {label: i for i, label in enumerate(spec.labels)}
-
-    def read_examples(self, data_dir, split, options=None):
-        if not data_dir:
-            raise ValueError(f"--data_dir is required for task {self.name!r} (the folder "
-                             "of its train.json, dev.json and test.json)")
-        return read_examples(self.spec, data_dir, split)
-
-    def featurize(self, examples, tokenizer, settings, split):
-        labels = None if split in self.test_splits else \
-            np.array([self._ids[e.label] for e in examples], np.int32)
-        return long_inputs.features(examples, tokenizer, settings.max_seq_length,
-                                    self.options(settings), split, labels)
-
-    def build_model(self, backbone, settings, head=None):
-        return AlbertClassifier(backbone, len(self.spec.labels),
-                                dropout=settings.classifier_dropout)
-
-    def _predicted(self, run, split):
-        """Label ids per text (a text's windows' logits averaged)."""
-        logits = long_inputs.per_text(run.features(split), run.outputs(split)["logits"])
-        return np.argmax(logits, axis=-1)
-
-    def evaluate(self, run, split):
-        labels = long_inputs.text_labels(run.features(split))
-        predicted = self._predicted(run, split)
-        always = metrics.majority_predictions(labels)
-        return {"accuracy": metrics.accuracy(labels, predicted),
-                "baseline_label": self.spec.labels[int(always[0])],
-                "baseline_accuracy": metrics.accuracy(labels, always), "examples": len(labels)}
-
-    def write_predictions(self, run, split):
-        path = os.path.join(run.output_dir, self.spec.submission_name)
-        write_submission(self.spec, run.examples(split), self._predicted(run, split), path)
-        return path
-
-    def serving_module(self, model, tokenizer, settings, model_dir, export_options):
-        from albert_tf.export.classification import ClassifierServing
-
-        self.check_export_options(export_options)
-        options = self.task_options
-        module = ClassifierServing(model, tokenizer, settings.max_seq_length, self.spec.labels,
-                                   self.spec.pair,
-                                   window_stride=long_inputs.serving_stride(options))
-        info = {"inputs": ["text_a", "text_b"] if self.spec.pair else ["text"],
-                "labels": list(self.spec.labels), **long_inputs.serving_info(options)}
-        if self.spec.input_format:
-            info["input_format"] = self.spec.input_format
-        return module, info
-
-
-for _spec in SPECS.values():
-    register(ClueTask(_spec))

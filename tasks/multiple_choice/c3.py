@@ -20,8 +20,8 @@ import json
 import os
 
 from albert_tf.io_utils import json_field, read_text
-from albert_tf.tasks import register
-from albert_tf.tasks.multiple_choice import ChoiceExample, MultipleChoiceTask, checked_choices, \
+from albert_tf.tasks import declarations, register
+from albert_tf.tasks.multiple_choice.task import ChoiceExample, MultipleChoiceTask, checked_choices, \
     label_index
 
 SUBSETS = ("d", "m")
@@ -90,15 +90,11 @@ def read_c3(data_dir, split):
 class C3Task(MultipleChoiceTask):
     """Accuracy on all questions and on each half (`d_accuracy`, `m_accuracy`)."""
 
-    name = "c3"
     test_splits = ("test",)
     scored_test_splits = ("test",)
 
     def read_examples(self, data_dir, split, options=None):
-        if not data_dir:
-            raise ValueError("--data_dir is required for task 'c3' (the folder of "
-                             "c3-d-{train,dev,test}.json and c3-m-*.json)")
         return read_c3(data_dir, split)
 
 
-register(C3Task())
+register(C3Task(declarations()["c3"]))

@@ -105,6 +105,25 @@ class GlueSpec:
                            types.MappingProxyType(dict(self.test_splits)))
         _validate_spec(self)
 
+    # What `task.SentenceTask` reads of a spec (`clue.ClueSpec` has the same).
+    @property
+    def pair(self):
+        return self.labelled.text_b is not None
+
+    input_format = ""
+
+    def read(self, data_dir, split):
+        return read_examples(self, data_dir, split)
+
+    def scores(self, labels, predictions):
+        return compute_metrics(self, labels, predictions)
+
+    def submission(self, split):
+        return submission_name(self, split)
+
+    def write_submission(self, split, examples, predictions, path):
+        write_submission(self, split, examples, predictions, path)
+
 
 def _validate_spec(spec):
     """Rejects a row whose fields contradict each other, naming the field."""

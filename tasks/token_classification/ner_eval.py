@@ -1,6 +1,6 @@
 """Entity-level precision, recall and F1 of tag sequences, as seqeval and conlleval count them.
 
-    python -m albert_tf.tasks.ner_eval GOLD PRED [--scheme=iob1|iob2|bioes] [--mode=default|strict] [--json]
+    python -m albert_tf.tasks.token_classification.ner_eval GOLD PRED [--scheme=iob1|iob2|bioes] [--mode=default|strict] [--json]
 
 GOLD and PRED are CoNLL files with the same tokens line for line (a token per
 line, the tag in the last column, blank lines between sentences, -DOCSTART-
@@ -20,7 +20,7 @@ import json
 import sys
 
 from albert_tf.io_utils import numbered_lines
-from albert_tf.tasks import tagging
+from albert_tf.tasks.token_classification import tagging
 
 
 def _ratio(numerator, denominator):
@@ -133,7 +133,7 @@ def as_json(scores):
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(prog="python -m albert_tf.tasks.ner_eval",
+    parser = argparse.ArgumentParser(prog="python -m albert_tf.tasks.token_classification.ner_eval",
                                      description=__doc__.split("\n\n")[0])
     parser.add_argument("gold")
     parser.add_argument("predicted")

@@ -26,7 +26,7 @@ from albert_tf.data import Features
 from albert_tf.data.mapped import ragged_rows
 from albert_tf.steps.words import graph_word_starts, read_entities
 from albert_tf.models.token_classifier import IGNORED
-from albert_tf.tasks import tagging
+from albert_tf.tasks.token_classification import tagging
 
 # Texts per eager call of the graph's word rule and entity reading.
 BATCH_TEXTS = 4096
@@ -114,7 +114,7 @@ def _span_tags(entities, spans, scheme):
 
 
 def encode_all(examples, tokenizer, scheme):
-    """The `Encoded` forms of `tasks.token_data.TaggedExample`s."""
+    """The `Encoded` forms of `token_classification.data.TaggedExample`s."""
     tokens = [tokenizer.encode_with_offsets(e.text) for e in examples]
     raw = [i for i, e in enumerate(examples) if e.words is None]  # words by the graph's rule
     begins = dict(zip(raw, word_starts([examples[i].text for i in raw],

@@ -1,0 +1,26 @@
+"""Sentence and sentence-pair classification and regression: GLUE and CLUE.
+
+One spec-driven task (`task.SentenceTask`, as Model Garden's
+`SentencePredictionTask`): each task is one row of `glue.SPECS` or
+`clue.SPECS`, which gives its reader, labels, metrics and submission writer;
+the head is `AlbertClassifier` on the pooled `[CLS]` output; long texts as
+`tasks.long_inputs` says (`--long_inputs`).
+"""
+
+from albert_tf.tasks.base import Declared, recipes_file
+from albert_tf.tasks.long_inputs import LongInputOptions
+
+_MODULE = f"{__name__}.task"
+_RECIPES = recipes_file(__file__)
+# GLUE's folder of each task (what --data_dir names).
+GLUE_FOLDERS = {"cola": "CoLA", "sst2": "SST-2", "mrpc": "MRPC", "stsb": "STS-B",
+                "qqp": "QQP", "mnli": "MNLI", "qnli": "QNLI", "rte": "RTE", "wnli": "WNLI"}
+CLUE_NAMES = ("afqmc", "tnews", "iflytek", "cmnli", "ocnli", "cluewsc2020", "csl")
+
+DECLARED = (
+    *(Declared(name, _MODULE, LongInputOptions, recipes=_RECIPES,
+               data_folder=f"the GLUE folder {folder}") for name, folder in GLUE_FOLDERS.items()),
+    *(Declared(name, _MODULE, LongInputOptions, recipes=_RECIPES,
+               data_folder="the folder of its train.json, dev.json and test.json")
+      for name in CLUE_NAMES),
+)

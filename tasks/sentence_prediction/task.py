@@ -1,0 +1,104 @@
+"""`SentenceTask`: one task for every GLUE and CLUE row, driven by its spec.
+
+A spec (`glue.GlueSpec`, `clue.ClueSpec`) gives the task's reader (`read`),
+labels (None for regression, STS-B), whether it takes a pair, its metrics
+(`scores`), primary metric, splits, submission files and data source; the
+task adds what they share: featurization (`tasks.long_inputs`), the
+`AlbertClassifier` head on the pooled `[CLS]` output, the trivial baseline
+beside every evaluation, and the serving module.
+"""
+
+import os
+
+import numpy as np
+
+from albert_tf.models import AlbertClassifier
+from albert_tf.tasks import declarations, long_inputs, metrics, register
+from albert_tf.tasks.base import Task
+from albert_tf.tasks.sentence_prediction import clue, glue
+
+
+class SentenceTask(Task):
+    """A sentence (pair) classification or regression task defined by its spec row."""
+
+    def __init__(self, declared, spec):
+        super().__init__(declared)
+        self.spec = spec
+        self.primary_metric = spec.primary
+        self.eval_splits = tuple(spec.eval_splits)
+        self.test_splits = tuple(spec.test_splits)
+        self.data_source = spec.source
+
+    @property
+    def is_regression(self):
+        return self.spec.labels is None
+
+    def read_examples(self, data_dir, split, options=None):
+        return self.spec.read(data_dir, split)
+
+    def featurize(self, examples, tokenizer, settings, split):
+        labels = None
+        if split not in self.test_splits:
+            labels = np.array([e.label for e in examples], np.float32) if self.is_regression \
+                else np.array([self.spec.labels.index(e.label) for e in examples], np.int32)
+        return long_inputs.features(examples, tokenizer, settings.max_seq_length,
+                                    self.options(settings), split, labels)
+
+    def build_model(self, backbone, settings, head=None):
+        num_classes = 1 if self.is_regression else len(self.spec.labels)
+        return AlbertClassifier(backbone, num_classes, dropout=settings.classifier_dropout)
+
+    def predictions(self, outputs):
+        """Label ids, or scores, of per-text `outputs` (`{"logits": ...}`)."""
+        logits = outputs["logits"]
+        return logits[:, 0] if self.is_regression else np.argmax(logits, axis=-1)
+
+    def _predictions(self, split):
+        """Per text of a `SplitData` (a text's windows' logits averaged)."""
+        return self.predictions(
+            {"logits": long_inputs.per_text(split.features, split.outputs["logits"])})
+
+    def evaluate(self, scoring):
+        labels = long_inputs.text_labels(scoring.split.features)
+        predicted = self._predictions(scoring.split)
+        results = self.spec.scores(labels, predicted)
+        if self.is_regression:  # beside the mean predictor's
+            results["mse"] = float(np.mean((np.asarray(labels, np.float64) - predicted) ** 2))
+        results.update(self.baseline(labels))
+        results["examples"] = len(labels)
+        return results
+
+    def baseline(self, labels):
+        """The trivial baseline's scores on the split: the mean predictor (STS-B)
+        or the split's majority class, every metric of it as `baseline_*`
+        (a constant has no correlation: STS-B's is its squared error)."""
+        if self.is_regression:
+            return {"baseline_mse": metrics.mean_predictor_mse(labels)}
+        always = metrics.majority_predictions(labels)
+        base = self.spec.scores(labels, always)
+        return {"baseline_label": self.spec.labels[int(always[0])],
+                **{f"baseline_{k}": v for k, v in base.items()}}
+
+    def write_predictions(self, scoring):
+        split = scoring.split
+        path = os.path.join(scoring.output_dir, self.spec.submission(split.name))
+        self.spec.write_submission(split.name, split.examples, self._predictions(split), path)
+        return path
+
+    def serving_module(self, model, tokenizer, settings, model_dir, export_options):
+        from albert_tf.export.classification import ClassifierServing
+
+        labels = None if self.is_regression else list(self.spec.labels)
+        options = self.task_options
+        module = ClassifierServing(model, tokenizer, settings.max_seq_length, self.spec.labels,
+                                   self.spec.pair,
+                                   window_stride=long_inputs.serving_stride(options))
+        info = {"inputs": ["text_a", "text_b"] if self.spec.pair else ["text"],
+                "labels": labels, **long_inputs.serving_info(options)}
+        if self.spec.input_format:
+            info["input_format"] = self.spec.input_format
+        return module, info
+
+
+for _spec in (*glue.SPECS.values(), *clue.SPECS.values()):
+    register(SentenceTask(declarations()[_spec.name], _spec))

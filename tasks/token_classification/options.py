@@ -1,0 +1,25 @@
+"""The options of token classification (its `finetune` flags), light."""
+
+import dataclasses
+
+from albert_tf.settings import setting
+from albert_tf.tasks.user_files import FileOptions
+
+MODEL_SCHEMES = ("auto", "iob2", "bioes")
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class TokenOptions(FileOptions):
+    tag_scheme: str = setting("auto", "Token classification: the tagging scheme the model "
+                              "predicts (auto: IOB2, or BIOES for a BIOES training file).",
+                              choices=MODEL_SCHEMES)
+    crf: bool = setting(False, "Token classification: a linear-chain CRF over the word tags "
+                        "(Viterbi decoding, also in the exported graph).")
+    scheme_errors: str = setting("repair", "Token classification: tag sequences that break "
+                                 "their file's scheme are read as conlleval reads them "
+                                 "(repair) or stop the run (error).",
+                                 choices=("repair", "error"))
+    entity_tags: str = setting("", "Token classification: the model's tags, comma-separated "
+                               "in class order (read from --train_file when empty, and "
+                               "recorded with the model).")
+
