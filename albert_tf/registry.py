@@ -16,7 +16,7 @@ class Registry:
     """Objects with a unique `name`, of one kind (the word errors use, e.g. "task").
 
     modules: the modules that register the built-in entries, all imported
-        before any lookup.
+        before any lookup (or a function returning them, called then).
     declared: `{name: module}` of built-in entries known by name, each module
         imported when one of its entries is looked up (or all are listed by
         `entries`); or a function returning that dict, called when needed.
@@ -24,7 +24,7 @@ class Registry:
 
     def __init__(self, kind, modules=(), declared=None):
         self.kind = kind
-        self.modules = tuple(modules)
+        self._modules = modules if callable(modules) else tuple(modules)
         self._declared = declared if callable(declared) else dict(declared or {})
         self._entries = {}
 
@@ -42,6 +42,10 @@ class Registry:
     def unregister(self, name):
         """Removes the entry called `name` (for tests that register their own)."""
         del self._entries[name]
+
+    @property
+    def modules(self):
+        return tuple(self._modules() if callable(self._modules) else self._modules)
 
     def _load(self):
         for module in self.modules:

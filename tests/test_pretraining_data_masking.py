@@ -13,6 +13,7 @@ import pytest
 from albert_tf.pretraining import instances, masking
 from albert_tf.pretraining.documents import TokenizedDocument, tokenize_document
 from albert_tf.tokenizer.sentencepiece.host import HostTokenizer
+from albert_tf.tokenizer.base import get_type
 from conftest import FIXTURES
 
 SPM = os.path.join(FIXTURES, "spm", "albert_30k_clean.model")
@@ -109,8 +110,8 @@ def test_sentencepiece_word_rule():
     continues = ["liev", "s", "!!", "**", "://", "];", "Ab", '."']
     starts = ["▁the", "▁", "'", "'s", ",", '"', "-", "<unk>", "<b>", "“", "é", "1990", "=>",
               "a1"]
-    assert all(masking.sentencepiece_continues_word(p) for p in continues)
-    assert not any(masking.sentencepiece_continues_word(p) for p in starts)
+    assert all(get_type("sentencepiece").continues_word(p) for p in continues)
+    assert not any(get_type("sentencepiece").continues_word(p) for p in starts)
 
 
 class ProtocolTokenizer:
@@ -138,8 +139,9 @@ def test_tables_need_only_the_tokenizer_protocol():
     # [CLS] un ##believ ##able the [SEP] ##believ , [UNK] ##able [SEP]
     starts, ends, segment = masking.word_spans(ids, tables)
     assert list(zip(starts.tolist(), ends.tolist())) == [(1, 4), (4, 7), (7, 8), (8, 10)]
-    with pytest.raises(ValueError, match="no whole-word rule for vocabulary type 'bpe'; "
-                                         "known: sentencepiece, wordpiece"):
+    # The word rule is the vocabulary type's (`VocabularyType.continues_word`).
+    with pytest.raises(ValueError, match="unknown vocabulary type 'bpe'; known vocabulary "
+                                         "types: sentencepiece, wordpiece"):
         masking.VocabularyTables.from_tokenizer(ProtocolTokenizer("bpe"))
 
 

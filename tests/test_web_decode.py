@@ -1,4 +1,4 @@
-"""The web page's decoding (`albert_tf/export/web_assets/decode.js`, in Node) against the
+"""The web page's decoding (`albert_tf/export/web_assets/`'s text.js and decoders, in Node) against the
 serving graph's own functions: text cuts, word starts, CRF Viterbi, question windows,
 long-text (pair) windows."""
 
@@ -25,7 +25,7 @@ ROOT = pathlib.Path(__file__).resolve().parents[1]
 NODE = shutil.which("node")
 SPM = pathlib.Path(FIXTURES) / "spm" / "albert_30k_clean.model"
 
-pytestmark = pytest.mark.skipif(NODE is None, reason="node is not installed (runs decode.js)")
+pytestmark = pytest.mark.skipif(NODE is None, reason="node is not installed (runs the web decoders)")
 
 # Small limits, so that the texts below are cut: a SentencePiece-like rule
 # (whitespace weighs 0, the rest 1) and a WordPiece-like one (CJK and

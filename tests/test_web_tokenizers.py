@@ -1,5 +1,6 @@
-"""The JavaScript tokenizers of the web export (`albert_tf/export/web_assets/tokenizer.js`)
-give the host tokenizers' ids and offsets, on every reference text and on hostile ones."""
+"""The JavaScript tokenizers of the web export (each vocabulary type's `web_tokenizer`, in
+the folder the bundle writes it into) give the host tokenizers' ids and offsets, on every
+reference text and on hostile ones."""
 
 import json
 import pathlib
@@ -33,9 +34,9 @@ def _references(path):
     return [json.loads(line)["text"] for line in path.read_text(encoding="utf-8").splitlines() if line]
 
 
-def _check(tmp_path, tokenizer, vocab_path, texts):
-    tables = tmp_path / "tables.json"
-    tables.write_text(json.dumps(web.tokenizer_tables(tokenizer)), encoding="utf-8")
+def _check(tmp_path, tokenizer, texts):
+    bundle = tmp_path / "bundle"
+    vocabulary = web.write_tokenizer(bundle, tokenizer)
     cases = tmp_path / "cases.jsonl"
     with cases.open("w", encoding="utf-8") as f:
         for text in texts:
@@ -43,8 +44,8 @@ def _check(tmp_path, tokenizer, vocab_path, texts):
             # Lone surrogates cannot be written as UTF-8 JSON: ASCII escapes keep them.
             f.write(json.dumps({"text": text, "ids": ids,
                                 "offsets": [list(p) for p in zip(starts, ends)]}) + "\n")
-    out = subprocess.run([NODE, str(ROOT / "tests" / "web" / "check_tokenizers.mjs"), str(tables),
-                          str(vocab_path), str(cases)], capture_output=True, text=True, timeout=300)
+    out = subprocess.run([NODE, str(ROOT / "tests" / "web" / "check_tokenizers.mjs"), str(bundle),
+                          str(cases), vocabulary], capture_output=True, text=True, timeout=300)
     assert out.returncode == 0, out.stderr
     result = json.loads(out.stdout)
     assert result["checked"] == len(texts)
@@ -66,11 +67,11 @@ def _sources(name, vocab):
 def test_sentencepiece_matches_host(tmp_path, source):
     model = source / "albert_30k_clean.model"
     tokenizer = HostTokenizer(str(model))
-    _check(tmp_path, tokenizer, model, _references(source / "tokenization_reference.jsonl") + HOSTILE)
+    _check(tmp_path, tokenizer, _references(source / "tokenization_reference.jsonl") + HOSTILE)
 
 
 @pytest.mark.parametrize("source", _sources("wordpiece", "vocab.txt"))
 def test_wordpiece_matches_host(tmp_path, source):
     vocab = source / "vocab.txt"
     tokenizer = HostWordPieceTokenizer(str(vocab))
-    _check(tmp_path, tokenizer, vocab, _references(source / "tokenization_reference.jsonl") + HOSTILE)
+    _check(tmp_path, tokenizer, _references(source / "tokenization_reference.jsonl") + HOSTILE)

@@ -8,6 +8,7 @@ SavedModel loads where albert_tf and keras-hub are not installed.
 
 import functools
 import inspect
+import pathlib
 import types
 
 import tensorflow as tf
@@ -15,6 +16,8 @@ import tensorflow as tf
 from albert_tf.layers.fused import plain_ops
 
 TOKEN_INPUTS = ("token_ids", "segment_ids", "padding_mask")
+# The browser's decoders of the built-in serving modules (`ServingModule.web_decoder`).
+WEB_ASSETS = pathlib.Path(__file__).with_name("web_assets")
 # Model inputs are run this many tokens at a time (`ServingModule.run_model_in_chunks`).
 CHUNK_TOKENS = 4096
 
@@ -68,6 +71,10 @@ class ServingModule(tf.Module):
     """
 
     input_names = TOKEN_INPUTS
+    # The JavaScript module that answers as `serving_default` does in the browser,
+    # around the `encoded` model (the web export's decoder.js: it exports
+    # `answer(model, values)`, see web_assets/text.js), or None: no web export.
+    web_decoder = None
 
     def __init__(self, model, tokenizer, max_seq_length, name):
         super().__init__(name=name)

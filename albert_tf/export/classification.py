@@ -25,7 +25,7 @@ outputs below. Outputs:
 import tensorflow as tf
 
 from albert_tf.steps import text_limit
-from albert_tf.export.base import ServingModule
+from albert_tf.export.base import WEB_ASSETS, ServingModule
 from albert_tf.steps.packing import padded_length
 from albert_tf.steps import SegmentPacker, WindowPacker, window_mean
 
@@ -42,6 +42,8 @@ class ClassifierServing(ServingModule):
         window_stride: None: truncate longer inputs; an int: score them in
             windows (`albert_tf.steps.windows`) of this stride.
     """
+
+    web_decoder = WEB_ASSETS / "decoder_classification.js"
 
     def __init__(self, model, tokenizer, max_seq_length, labels, pair,
                  name="albert_classifier_serving", window_stride=None):

@@ -27,7 +27,7 @@ import types
 
 import tensorflow as tf
 
-from albert_tf.export.base import ServingModule, checked_inputs, token_specs
+from albert_tf.export.base import WEB_ASSETS, ServingModule, checked_inputs, token_specs
 from albert_tf.layers.fused import plain_ops
 from albert_tf.steps import text_limit
 from albert_tf.steps.choices import ChoicePacker, qa_texts
@@ -45,6 +45,8 @@ class MultipleChoiceServing(ServingModule):
         max_seq_length, max_qa_length: the fine-tuning run's.
         fill_blank: fill a question's "_" with the choice (RACE).
     """
+
+    web_decoder = WEB_ASSETS / "decoder_multiple_choice.js"
 
     def __init__(self, model, tokenizer, max_seq_length, max_qa_length, fill_blank):
         super().__init__(model, tokenizer, max_seq_length, name="albert_multiple_choice_serving")

@@ -23,7 +23,7 @@ evaluation runs too). Outputs, all `(batch_size,)`:
 import tensorflow as tf
 
 from albert_tf.steps import text_limit
-from albert_tf.export.base import TOKEN_INPUTS, ServingModule
+from albert_tf.export.base import TOKEN_INPUTS, WEB_ASSETS, ServingModule
 from albert_tf.steps import squad_decode
 from albert_tf.steps import squad_windows
 from albert_tf.tokenizer.sentencepiece import graph_ops
@@ -41,6 +41,8 @@ class SquadServing(ServingModule):
         head: "span" or "beam"; v2: whether the task is SQuAD v2.0.
         null_threshold: v2.0: answer "" when null odds exceed it.
     """
+
+    web_decoder = WEB_ASSETS / "decoder_question_answering.js"
 
     input_names = TOKEN_INPUTS + ("p_mask",)
 

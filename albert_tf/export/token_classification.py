@@ -31,7 +31,7 @@ import functools
 
 import tensorflow as tf
 
-from albert_tf.export.base import ServingModule
+from albert_tf.export.base import WEB_ASSETS, ServingModule
 from albert_tf.steps.packing import padded_length
 from albert_tf.steps.windows import consecutive_windows
 from albert_tf.steps.words import graph_word_starts, read_entities, word_spans
@@ -53,6 +53,8 @@ class TokenClassifierServing(ServingModule):
         max_seq_length: the fine-tuning run's (window size + 2).
         tags: the tag names in class order ("O" or PREFIX-TYPE).
     """
+
+    web_decoder = WEB_ASSETS / "decoder_token_classification.js"
 
     def __init__(self, model, tokenizer, max_seq_length, tags):
         super().__init__(model, tokenizer, max_seq_length, name="albert_token_serving")

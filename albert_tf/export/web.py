@@ -1,13 +1,14 @@
 """The web export: a folder that tokenizes and predicts in the browser.
 
-`tokenizer_tables(tokenizer)` is everything `web_assets/tokenizer.js` needs
-to tokenize exactly as the host tokenizers do, computed from the same Python
-tables they use (`normalization.mapping_table`, whitespace, case classes;
-`wordpiece_chars.property_ranges`, `emission_table`), so the browser never
-calls its own Unicode functions (whose Unicode version may differ).
-SentencePiece itself runs in the browser as the real library compiled to
-WebAssembly (`@sctg/sentencepiece-js`); the preprocessing, the digit-comma
-rule and the offsets are `tokenizer.js`'s.
+The bundle is `albert.js` (loading, the model's runs, a batch's rows) and
+`text.js` (what every decoder shares), with two modules that the export
+declares: `tokenizer.js`, the vocabulary type's own (`VocabularyType.web_tokenizer`,
+with its tables `tokenizer.json` and its vocabulary file), and `decoder.js`,
+the serving module's own (`ServingModule.web_decoder`), which turns the
+`encoded` model's outputs into `serving_default`'s answer. `albert.js` knows no
+vocabulary type and no task: a new one brings its modules. SentencePiece itself
+runs in the browser as the real library compiled to WebAssembly
+(`@sctg/sentencepiece-js`); the model on LiteRT.js.
 """
 
 import functools
@@ -17,73 +18,20 @@ import re
 import shutil
 
 from albert_tf.tokenizer import normalization
-from albert_tf.tokenizer.wordpiece import chars as wordpiece_chars
+from albert_tf.tokenizer.base import get_type
+from albert_tf.tokenizer.web import TEXT_SCRIPT, special_ids
 
 ASSETS = pathlib.Path(__file__).with_name("web_assets")
-
-
-def _deltas(values):
-    """Sorted integers as their first value then differences (a compact JSON list)."""
-    out, last = [], 0
-    for value in values:
-        out.append(value - last)
-        last = value
-    return out
-
-
-def _spm_tables(tokenizer):
-    table = normalization.mapping_table(tokenizer.lowercase)
-    case_starts, case_classes = normalization.case_class_ranges()
-    rules = tokenizer.vocab.digit_comma_replacements()
-    return {
-        "type": "sentencepiece",
-        "lowercase": bool(tokenizer.lowercase),
-        "whitespace": _deltas(normalization.whitespace_code_points()),
-        "mapping": {
-            "keys": _deltas(table.keys),
-            # No emission holds U+0000 (it maps to itself), so it separates them.
-            "emissions": "\0".join(table.emissions),
-            "edges": "".join(str(l * 3 + r) for l, r in zip(table.left, table.right)),
-            "sigma": [k for k, s in zip(table.keys, table.sigma) if s],
-        },
-        "case": {"starts": _deltas(case_starts), "classes": "".join(map(str, case_classes))},
-        "digit_comma": {str(index): rule for index, rule in rules.items()},
-        "special": _special_ids(tokenizer),
-    }
-
-
-def _wordpiece_tables(tokenizer):
-    starts, values = wordpiece_chars.property_ranges()
-    emissions = wordpiece_chars.emission_table() if tokenizer.lowercase else {}
-    keys = sorted(emissions)
-    return {
-        "type": "wordpiece",
-        "lowercase": bool(tokenizer.lowercase),
-        "properties": {"starts": _deltas(starts), "values": list(values)},
-        "emission": {"keys": _deltas([ord(k) for k in keys]),
-                     "values": "\0".join(emissions[k] for k in keys)},
-        "special": _special_ids(tokenizer),
-    }
-
-
-def _special_ids(tokenizer):
-    return {name: int(getattr(tokenizer, f"{name}_id"))
-            for name in ("pad", "unk", "cls", "sep", "mask")}
-
-
-def tokenizer_tables(tokenizer):
-    """The JSON-ready tables of a host tokenizer (`HostTokenizer` or `HostWordPieceTokenizer`)."""
-    if tokenizer.vocabulary_type == "sentencepiece":
-        return _spm_tables(tokenizer)
-    if tokenizer.vocabulary_type == "wordpiece":
-        return _wordpiece_tables(tokenizer)
-    raise ValueError(f"no web tokenizer for vocabulary type {tokenizer.vocabulary_type!r}")
 
 
 # --- The bundle -------------------------------------------------------------
 
 WEB_DIR = "web"  # inside the export's version folder
 MODEL_FILE, HEAD_FILE, TABLES_FILE = "model.tflite", "head.json", "tokenizer.json"
+# The bundle's scripts: fixed ones from web_assets/, and the two the export declares.
+ASSET_FILES = ("albert.js", "text.js", "index.html")
+TOKENIZER_SCRIPT, TOKENIZER_TEXT_SCRIPT, DECODER_SCRIPT = (
+    "tokenizer.js", "tokenizer_text.js", "decoder.js")
 DEFAULT_VARIANT = "dynamic_int8"
 VARIANTS = ("float32", "float16", "dynamic_int8")  # full-integer int8 needs calibration data
 NODE_MODULES_HINT = "run `make web-deps` (npm ci) in the albert_tf checkout"
@@ -110,7 +58,6 @@ RUNTIME_FILES = (
 WASM_BUILDS = {"relaxed_simd": "litert_wasm_internal", "compat": "litert_wasm_compat_internal"}
 WASM_CHOICES = ("auto",) + tuple(WASM_BUILDS)
 DEFAULT_WASM_BUILD = "auto"
-ASSET_FILES = ("albert.js", "decode.js", "tokenizer.js", "index.html")
 
 
 # The sample models the SentencePiece package embeds (3.3 MB of base64) that
@@ -178,6 +125,9 @@ def text_rules(tokenizer):
 def head_settings(module):
     """What the page needs of the task: its inputs, its decoding, its labels,
     and the text rules of its tokenizer."""
+    if getattr(module, "web_decoder", None) is None:
+        raise ValueError(f"--web: exports of {type(module).__name__} have no web decoder "
+                         "(`ServingModule.web_decoder`)")
     try:
         head = module.decoding_settings()
     except ValueError as e:
@@ -187,10 +137,65 @@ def head_settings(module):
     return head
 
 
-def _vocabulary_file(tokenizer):
-    if tokenizer.vocabulary_type == "sentencepiece":
-        return "vocab.model", tokenizer.proto
-    return "vocab.txt", "".join(t + "\n" for t in tokenizer.tokens).encode("utf-8")
+def vocabulary_type(host_tokenizer):
+    """The tokenizer's vocabulary type, once it is known to have a web tokenizer."""
+    kind = get_type(host_tokenizer.vocabulary_type)
+    if kind.web_tokenizer is None:
+        raise ValueError(f"--web: the {kind.name} vocabulary type has no web tokenizer "
+                         "(`VocabularyType.web_tokenizer`)")
+    return kind
+
+
+def write_tokenizer(folder, host_tokenizer, runtime=None):
+    """The bundle's tokenizer in `folder`: the vocabulary type's script and the
+    tables it reads, the vocabulary file and the runtime scripts (SentencePiece's);
+    returns the vocabulary's file name."""
+    kind = vocabulary_type(host_tokenizer)
+    folder = pathlib.Path(folder)
+    (folder / "runtime").mkdir(parents=True, exist_ok=True)
+    copy_runtime_scripts(folder, runtime)
+    name, data = kind.web_vocabulary(host_tokenizer)
+    (folder / name).write_bytes(data)
+    (folder / TABLES_FILE).write_text(
+        json.dumps(kind.web_tables(host_tokenizer), separators=(",", ":"), ensure_ascii=False),
+        encoding="utf-8")
+    shutil.copyfile(TEXT_SCRIPT, folder / TOKENIZER_TEXT_SCRIPT)
+    shutil.copyfile(kind.web_tokenizer, folder / TOKENIZER_SCRIPT)
+    return name
+
+
+def copy_runtime_scripts(folder, runtime=None):
+    """LiteRT.js's and SentencePiece's scripts into `folder`/runtime (rewritten for
+    the browser: see `RUNTIME_FILES`)."""
+    runtime = pathlib.Path(runtime or node_modules())
+    folder = pathlib.Path(folder)
+    for source, target, rewrites in RUNTIME_FILES:
+        data = (runtime / source).read_bytes()
+        if rewrites:
+            text = data.decode("utf-8")
+            for old, new in rewrites.items():
+                if old not in text:
+                    raise ValueError(f"{runtime / source}: not the pinned version (no {old!r}); "
+                                     f"{NODE_MODULES_HINT}")
+                text = text.replace(old, new)
+            data = text.encode("utf-8")
+        if target == "runtime/sentencepiece.js":
+            data = _without_sample_models(data, runtime / source)
+        (folder / target).write_bytes(data)
+
+
+def copy_wasm(folder, runtime=None, wasm_build=DEFAULT_WASM_BUILD):
+    """LiteRT.js's WebAssembly (its `wasm_build`, or both builds for "auto") into
+    `folder`/runtime/wasm; returns the builds copied."""
+    runtime = pathlib.Path(runtime or node_modules())
+    target = pathlib.Path(folder) / "runtime" / "wasm"
+    target.mkdir(parents=True, exist_ok=True)
+    builds = list(WASM_BUILDS.values()) if wasm_build == "auto" else [WASM_BUILDS[wasm_build]]
+    for wasm in builds:
+        for ext in ("js", "wasm"):
+            shutil.copyfile(runtime / f"@litertjs/core/wasm/{wasm}.{ext}",
+                            target / f"{wasm}.{ext}")
+    return builds
 
 
 def write(module, host_tokenizer, folder, variant=DEFAULT_VARIANT, runtime=None,
@@ -208,41 +213,21 @@ def write(module, host_tokenizer, folder, variant=DEFAULT_VARIANT, runtime=None,
                          f"{', '.join(WASM_CHOICES)}")
     check_runtime(runtime)
     head = head_settings(module)
-    runtime = pathlib.Path(runtime or node_modules())
+    vocabulary_type(host_tokenizer)  # (one without a web tokenizer refused before any work)
     folder = pathlib.Path(folder)
-    (folder / "runtime" / "wasm").mkdir(parents=True)
+    folder.mkdir(parents=True)
+    vocab_name = write_tokenizer(folder, host_tokenizer, runtime)
+    builds = copy_wasm(folder, runtime, wasm_build)
     # Batch 1: LiteRT.js runs a model at the shapes it was converted with.
     described = tflite.write(module, str(folder / MODEL_FILE), variant, batch_size=1)
-    vocab_name, vocab_bytes = _vocabulary_file(host_tokenizer)
-    (folder / vocab_name).write_bytes(vocab_bytes)
-    builds = list(WASM_BUILDS.values()) if wasm_build == "auto" else [WASM_BUILDS[wasm_build]]
     # A folder lets LiteRT.js choose among the builds in it; a file is loaded as named.
     head.update(vocabulary=vocab_name, model=MODEL_FILE, variant=described["variant"],
-                special=_special_ids(host_tokenizer), wasm_build=wasm_build,
+                special=special_ids(host_tokenizer), wasm_build=wasm_build,
                 runtime="runtime/wasm/" if len(builds) > 1 else f"runtime/wasm/{builds[0]}.js")
     (folder / HEAD_FILE).write_text(json.dumps(head, indent=1), encoding="utf-8")
-    (folder / TABLES_FILE).write_text(
-        json.dumps(tokenizer_tables(host_tokenizer), separators=(",", ":"), ensure_ascii=False),
-        encoding="utf-8")
-    for wasm in builds:
-        for ext in ("js", "wasm"):
-            shutil.copyfile(runtime / f"@litertjs/core/wasm/{wasm}.{ext}",
-                            folder / "runtime" / "wasm" / f"{wasm}.{ext}")
-    for source, target, rewrites in RUNTIME_FILES:
-        data = (runtime / source).read_bytes()
-        if rewrites:
-            text = data.decode("utf-8")
-            for old, new in rewrites.items():
-                if old not in text:
-                    raise ValueError(f"{runtime / source}: not the pinned version (no {old!r}); "
-                                     f"{NODE_MODULES_HINT}")
-                text = text.replace(old, new)
-            data = text.encode("utf-8")
-        if target == "runtime/sentencepiece.js":
-            data = _without_sample_models(data, runtime / source)
-        (folder / target).write_bytes(data)
     for name in ASSET_FILES:
         shutil.copyfile(ASSETS / name, folder / name)
+    shutil.copyfile(module.web_decoder, folder / DECODER_SCRIPT)
     sizes = {str(p.relative_to(folder)): p.stat().st_size for p in sorted(folder.rglob("*"))
              if p.is_file()}
     return {"folder": WEB_DIR, "variant": described["variant"], "task": head["kind"],

@@ -7,7 +7,7 @@ unchanged (decided per token, as in the reference).
 
 Words. A word is a piece that starts one plus the pieces that continue it,
 by the reference's rule on the pieces (google-research/albert's
-`is_start_piece`), chosen by the tokenizer's `vocabulary_type` (`WORD_RULES`).
+`is_start_piece`): the tokenizer's vocabulary type's `continues_word`.
 SentencePiece: a piece continues the word before it when it has no leading
 "▁", does not start with "<", is not a single punctuation character and
 consists of ASCII letters and punctuation only ("liev" in "▁unbe" "liev"
@@ -49,34 +49,12 @@ reference drew n from numpy's GLOBAL generator, `np.random.choice`, which its
 """
 
 import dataclasses
-import string
 
 import numpy as np
 
-UNDERLINE = "\u2581"
-# The reference's punctuation pieces and the characters a continuation piece consists of.
-PUNCTUATION = frozenset(string.punctuation) - frozenset("'<=>")
-_WORD_CHARACTERS = frozenset(string.ascii_lowercase) | PUNCTUATION
 MASK_PROB, RANDOM_PROB = 0.8, 0.1  # the rest (0.1) keeps the original token
 PER_START, FIT_FIRST = "per_start", "fit_first"
 NGRAM_PLACEMENTS = (PER_START, FIT_FIRST)
-
-
-def sentencepiece_continues_word(piece):
-    """"liev" in "▁unbe" "liev" "able", "!!" in "▁what" "!!" (see the module docstring)."""
-    return (not piece.startswith((UNDERLINE, "<")) and piece not in PUNCTUATION
-            and all(c.lower() in _WORD_CHARACTERS for c in piece))
-
-
-def wordpiece_continues_word(piece):
-    """"##able" in "un" "##believ" "##able"."""
-    return piece.startswith("##")
-
-
-# Whether a piece continues the word before it, by `vocabulary_type` (the
-# names of `albert_tf.tokenizer.base` vocabulary types).
-WORD_RULES = {"sentencepiece": sentencepiece_continues_word,
-              "wordpiece": wordpiece_continues_word}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -101,10 +79,9 @@ class VocabularyTables:
     mask_id: int
 
     @classmethod
-    def from_pieces(cls, pieces, special_ids, unk_id, cls_id, sep_id, mask_id,
-                    continues_word=sentencepiece_continues_word):
+    def from_pieces(cls, pieces, special_ids, unk_id, cls_id, sep_id, mask_id, continues_word):
         """Tables from the pieces in id order, the ids that are special, `<unk>`'s id and
-        the word rule."""
+        the word rule (`piece -> bool`: whether it continues the word before it)."""
         continues = np.array([continues_word(p) for p in pieces], dtype=bool)
         special = np.zeros(len(pieces), dtype=bool)
         special[list(special_ids)] = True
@@ -118,10 +95,9 @@ class VocabularyTables:
     @classmethod
     def from_tokenizer(cls, tokenizer):
         """Tables of a host tokenizer (the protocol of `albert_tf.tokenizer.base`)."""
-        rule = WORD_RULES.get(tokenizer.vocabulary_type)
-        if rule is None:
-            raise ValueError(f"no whole-word rule for vocabulary type "
-                             f"{tokenizer.vocabulary_type!r}; known: {', '.join(WORD_RULES)}")
+        from albert_tf.tokenizer.base import get_type
+
+        rule = get_type(tokenizer.vocabulary_type).continues_word
         special = {tokenizer.pad_id, tokenizer.cls_id, tokenizer.sep_id, tokenizer.mask_id}
         pieces = [tokenizer.id_to_piece(i) for i in range(tokenizer.vocabulary_size)]
         return cls.from_pieces(pieces, special, tokenizer.unk_id, tokenizer.cls_id,

@@ -18,8 +18,12 @@ under which names checkpoint folders ship it, which classes are the two forms
 of its tokenizer (`host_form`, `graph_form`) and, if it can, how to train one
 (`train`, which `albert-tf tokenizer train --type=NAME` runs).
 `albert_tf.load_tokenizer` picks the type from a checkpoint folder or a
-vocabulary file. A new vocabulary type is one module that defines and
-`register`s its type, named in `TYPE_MODULES`.
+vocabulary file. Everything else that depends on the kind of vocabulary asks
+the type: pretraining's word rule (`continues_word`), the web export's
+tokenizer (`web_tokenizer`, `web_tables`, `web_vocabulary`). A new vocabulary
+type is one subpackage of this package whose `type` module defines and
+`register`s its type (found by `type_modules`), or a type `register`ed by a
+program of its own.
 
 What the two forms of every type share is written once: `VocabularyIds`
 (the vocabulary side), `host_base.HostBase` (the host form) and
@@ -31,10 +35,10 @@ import abc
 import hashlib
 import importlib
 import os
+import pkgutil
 
 from albert_tf.registry import Registry
 
-TYPE_MODULES = ("albert_tf.tokenizer.sentencepiece.type", "albert_tf.tokenizer.wordpiece.type")
 # Hugging Face's tokenizer settings; its `do_lower_case` gives the casing.
 TOKENIZER_CONFIG = "tokenizer_config.json"
 
@@ -100,6 +104,24 @@ class VocabularyType(abc.ABC):
         """Whether this type overrides `train`."""
         return type(self).train is not VocabularyType.train
 
+    # The browser's tokenizer (the web export): a JavaScript module exporting
+    # `load(tables, vocabularyBytes)` (see `albert_tf.tokenizer.web`), or None.
+    web_tokenizer = None
+
+    def web_tables(self, tokenizer):
+        """The JSON-able tables `web_tokenizer` reads, of a host tokenizer."""
+        raise ValueError(f"the {self.name} vocabulary type has no web tokenizer")
+
+    def web_vocabulary(self, tokenizer):
+        """`(file name, bytes)`: the vocabulary file the bundle ships beside its tables."""
+        return self.file_name, tokenizer.vocab.file_bytes()
+
+    def continues_word(self, piece):
+        """Whether `piece` continues the word of the piece before it (pretraining's
+        whole-word and n-gram masking count words by it: `pretraining.masking`);
+        by default every piece starts a word of its own."""
+        return False
+
     def save(self, tokenizer, directory):
         """Writes the tokenizer's vocabulary into `directory` as `file_name`; returns
         its description (`{"type", "file", "lowercase"}`, what a saved folder records).
@@ -162,7 +184,15 @@ def fingerprint(data, lowercase):
     return hashlib.sha256(data + bytes([bool(lowercase)])).hexdigest()[:16]
 
 
-REGISTRY = Registry("vocabulary type", TYPE_MODULES)
+def type_modules():
+    """The `type` module of every subpackage of `albert_tf.tokenizer`: each subpackage
+    is one vocabulary type, whose `type` module registers it (found, not listed)."""
+    package = importlib.import_module("albert_tf.tokenizer")
+    return [f"{package.__name__}.{info.name}.type" for info in pkgutil.iter_modules(
+        package.__path__) if info.ispkg]
+
+
+REGISTRY = Registry("vocabulary type", type_modules)
 register = REGISTRY.register
 get_type = REGISTRY.get
 

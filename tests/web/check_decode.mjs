@@ -1,4 +1,4 @@
-// node check_decode.mjs CASES: runs decode.js's text cuts, word starts,
+// node check_decode.mjs CASES: runs the web decoders' text cuts, word starts,
 // Viterbi, question windows and long-text windows on CASES (JSON, written by
 // tests/test_web_decode.py) and prints their results as one JSON object.
 import fs from "fs";
@@ -6,8 +6,11 @@ import path from "path";
 import { fileURLToPath } from "url";
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
-const { TextRules, codePoints, questionWindows, textWindows, viterbi, wordStarts } = await import(
-  path.join(root, "albert_tf/export/web_assets/decode.js"));
+const assets = path.join(root, "albert_tf/export/web_assets");
+const { TextRules, codePoints } = await import(path.join(assets, "text.js"));
+const { textWindows } = await import(path.join(assets, "decoder_classification.js"));
+const { viterbi, wordStarts } = await import(path.join(assets, "decoder_token_classification.js"));
+const { questionWindows } = await import(path.join(assets, "decoder_question_answering.js"));
 const cases = JSON.parse(fs.readFileSync(process.argv[2], "utf8"));
 const out = {};
 out.cut = cases.cut.map(({ rules, text, tokens, keep }) => new TextRules(rules).cut(text, tokens, keep));

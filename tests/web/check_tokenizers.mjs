@@ -1,27 +1,15 @@
-// node check_tokenizers.mjs TABLES VOCAB CASES: tokenizes every case's text
-// with tokenizer.js and prints {"checked": n, "mismatches": [...]} comparing
-// ids and offsets with the case's (the Python host tokenizer's).
+// node check_tokenizers.mjs BUNDLE CASES: loads the web bundle's tokenizer from the
+// folder BUNDLE (tokenizer.js, its tables tokenizer.json and the vocabulary file
+// head.json names, as albert_tf.export.web.write_tokenizer writes them), tokenizes
+// every case's text and prints {"checked": n, "mismatches": [...]} comparing ids and
+// offsets with the case's (the Python host tokenizer's).
 import fs from "fs";
 import path from "path";
-import { fileURLToPath } from "url";
 
-const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
-const { SentencePieceTokenizer, WordPieceTokenizer } = await import(
-  path.join(root, "albert_tf/export/web_assets/tokenizer.js"));
-const [tablesPath, vocabPath, casesPath] = process.argv.slice(2);
-const tables = JSON.parse(fs.readFileSync(tablesPath, "utf8"));
-let tokenizer;
-if (tables.type === "sentencepiece") {
-  const { SentencePieceProcessor } = await import(
-    path.join(root, "node_modules/@sctg/sentencepiece-js/dist/index.js"));
-  const sp = new SentencePieceProcessor();
-  await sp._loadModel(fs.readFileSync(vocabPath));
-  tokenizer = new SentencePieceTokenizer(tables, sp);
-} else {
-  const tokens = fs.readFileSync(vocabPath, "utf8").split("\n");
-  if (tokens[tokens.length - 1] === "") tokens.pop();
-  tokenizer = new WordPieceTokenizer(tables, tokens);
-}
+const [bundle, casesPath, vocabularyName] = process.argv.slice(2);
+const { load } = await import(path.resolve(bundle, "tokenizer.js"));
+const tables = JSON.parse(fs.readFileSync(path.join(bundle, "tokenizer.json"), "utf8"));
+const tokenizer = await load(tables, new Uint8Array(fs.readFileSync(path.join(bundle, vocabularyName))));
 const mismatches = [];
 let checked = 0;
 for (const line of fs.readFileSync(casesPath, "utf8").split("\n")) {

@@ -8,12 +8,17 @@
 //
 // Offsets are [start, end) code point indices into the text, as the Python
 // tokenizers give them.
+//
+// It knows no vocabulary type and no task: the export puts the vocabulary
+// type's tokenizer beside it as tokenizer.js (`load(tables, bytes)`) and the
+// serving module's decoder as decoder.js (`answer(model, values)`, and
+// optionally `predict(model, data)` for a batch; see text.js).
 import { loadLiteRt, loadAndCompile, Tensor } from "./runtime/litert.js";
-import { SentencePieceProcessor } from "./runtime/sentencepiece.js";
-import { SentencePieceTokenizer, WordPieceTokenizer } from "./tokenizer.js";
-import { TextRules, answer, choose, classify, columns, pack, tag } from "./decode.js";
+import { load as loadTokenizer } from "./tokenizer.js";
+import * as decoder from "./decoder.js";
+import { TextRules, columns, pack } from "./text.js";
 
-export { SentencePieceTokenizer, WordPieceTokenizer, pack };
+export { pack };
 
 let runtime = null;  // LiteRT.js loads once per page
 
@@ -63,17 +68,6 @@ class AlbertModel {
     return values;
   }
 
-  // One row's answer from its inputs (one value per input name).
-  async answerRow(values) {
-    const [head, rules, tok, run] = [this.head, this.rules, this.tokenizer, this.run];
-    switch (head.kind) {
-      case "token_classification": return tag(head, rules, tok, values[0], run);
-      case "question_answering": return answer(head, rules, tok, values[0], values[1], run);
-      case "multiple_choice": return choose(head, rules, tok, values[0], values[1], values[2], run);
-      default: return classify(head, rules, tok, values, run);
-    }
-  }
-
   // inputs: {name: [values]} (or {name: value}) for the head's inputs
   // (multiple choice: `choices` a list of strings per question, "" for none);
   // the answer has serving_default's keys, one entry per row, padded per
@@ -82,20 +76,9 @@ class AlbertModel {
     const data = this.head.inputs.map((name) => column(inputs, name));
     const size = data[0].length;
     if (data.some((c) => c.length !== size)) throw new Error("predict: inputs of different lengths");
-    if (this.head.kind === "multiple_choice") {  // every question gets the batch's width
-      const rows = data[2].map((c) => (Array.isArray(c) ? c.map(String) : [String(c)]));
-      const width = Math.max(1, ...rows.map((c) => c.length));
-      const wide = rows.map((c) => c.concat(new Array(width - c.length).fill("")));
-      data[2] = wide;
-      const answers = [];
-      for (let r = 0; r < size; r++) answers.push(await this.answerRow(data.map((c) => c[r])));
-      const out = columns(answers);
-      const given = Math.max(0, ...rows.map((c) => c.length));  // no column: none shown
-      if (out.probabilities) out.probabilities = out.probabilities.map((p) => p.slice(0, given));
-      return out;
-    }
+    if (decoder.predict) return decoder.predict(this, data);
     const answers = [];
-    for (let r = 0; r < size; r++) answers.push(await this.answerRow(data.map((c) => c[r])));
+    for (let r = 0; r < size; r++) answers.push(await decoder.answer(this, data.map((c) => c[r])));
     return columns(answers);
   }
 }
@@ -106,16 +89,7 @@ export async function load(url = new URL(".", import.meta.url)) {
   const head = await (await fetchOk(base + "head.json")).json();
   const tables = await (await fetchOk(base + "tokenizer.json")).json();
   const vocabulary = await fetchOk(base + head.vocabulary);
-  let tokenizer;
-  if (tables.type === "sentencepiece") {
-    const processor = new SentencePieceProcessor();
-    await processor._loadModel(new Uint8Array(await vocabulary.arrayBuffer()));
-    tokenizer = new SentencePieceTokenizer(tables, processor);
-  } else {
-    const tokens = (await vocabulary.text()).split("\n");
-    if (tokens[tokens.length - 1] === "") tokens.pop();
-    tokenizer = new WordPieceTokenizer(tables, tokens);
-  }
+  const tokenizer = await loadTokenizer(tables, new Uint8Array(await vocabulary.arrayBuffer()));
   // The bundle's WebAssembly: its folder (LiteRT.js picks a build by the
   // browser's features) or, where the bundle ships one build, that file.
   if (runtime === null) runtime = loadLiteRt(base + head.runtime);

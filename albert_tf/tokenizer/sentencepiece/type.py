@@ -1,9 +1,16 @@
 """SentencePiece vocabularies (ALBERT's English models): `HostTokenizer` and `AlbertTokenizer`."""
 
 import os
+import pathlib
+import string
 
 from albert_tf.tokenizer.base import VocabularyType, register
 from albert_tf.tokenizer.sentencepiece.vocab import SpmVocab
+
+UNDERLINE = "\u2581"
+# The reference's punctuation pieces and the characters a continuation piece consists of.
+PUNCTUATION = frozenset(string.punctuation) - frozenset("'<=>")
+_WORD_CHARACTERS = frozenset(string.ascii_lowercase) | PUNCTUATION
 
 
 class SentencePieceType(VocabularyType):
@@ -16,6 +23,21 @@ class SentencePieceType(VocabularyType):
     description = "a SentencePiece model (.model)"
     host_form = "albert_tf.tokenizer.sentencepiece.host:HostTokenizer"
     graph_form = "albert_tf.tokenizer.sentencepiece.layer:AlbertTokenizer"
+    web_tokenizer = pathlib.Path(__file__).with_name("web_tokenizer.js")
+
+    def web_tables(self, tokenizer):
+        from albert_tf.tokenizer.sentencepiece import web
+
+        return web.tables(tokenizer)
+
+    def continues_word(self, piece):
+        """google-research/albert's `is_start_piece`, negated: a piece continues the
+        word before it when it has no leading "▁", does not start with "<", is not
+        a single punctuation character and consists of ASCII letters and
+        punctuation only ("liev" in "▁unbe" "liev" "able", "!!" after "▁what"; the
+        reference's punctuation is ASCII's without "'", "<", "=" and ">")."""
+        return (not piece.startswith((UNDERLINE, "<")) and piece not in PUNCTUATION
+                and all(c.lower() in _WORD_CHARACTERS for c in piece))
 
     def recognizes(self, path):
         try:

@@ -1,6 +1,8 @@
 """WordPiece vocabularies (BERT's, and Chinese ALBERT's): `HostWordPieceTokenizer`
 and `WordPieceTokenizer`."""
 
+import pathlib
+
 from albert_tf.tokenizer.base import VocabularyType, register
 from albert_tf.tokenizer.wordpiece.vocab import WordPieceVocab, looks_like_vocabulary
 
@@ -14,6 +16,16 @@ class WordPieceType(VocabularyType):
     description = "a WordPiece vocabulary (vocab.txt with [CLS], [SEP] and [UNK] lines)"
     host_form = "albert_tf.tokenizer.wordpiece.host:HostWordPieceTokenizer"
     graph_form = "albert_tf.tokenizer.wordpiece.layer:WordPieceTokenizer"
+    web_tokenizer = pathlib.Path(__file__).with_name("web_tokenizer.js")
+
+    def web_tables(self, tokenizer):
+        from albert_tf.tokenizer.wordpiece import web
+
+        return web.tables(tokenizer)
+
+    def continues_word(self, piece):
+        """"##able" in "un" "##believ" "##able"."""
+        return piece.startswith("##")
 
     def recognizes(self, path):
         # UTF-8 text without NUL bytes: a SentencePiece model is never taken for one.

@@ -1,76 +1,11 @@
-// ALBERT's tokenizers in JavaScript, exact: the same ids and character
-// offsets (code point indices into the input) as albert_tf's host tokenizers.
-// Every Unicode property comes from the tables the export writes
-// (albert_tf/export/web.py), never from the browser's own Unicode functions.
-
-const TRANSPARENT = 0, CASED = 1, OTHER = 2;
-const CAPITAL_SIGMA = 0x3a3, SMALL_SIGMA = 0x3c3, FINAL_SIGMA = 0x3c2;
-
-// Python's Final_Sigma rule for the capital sigma at i of n code points: a cased
-// character before it and none after it, case-ignorable ones (TRANSPARENT) skipped.
-// left(j) / right(k): the class a character shows to what follows / precedes it.
-function isFinalSigma(i, n, left, right) {
-  let j = i - 1;
-  while (j >= 0 && left(j) === TRANSPARENT) j--;
-  let k = i + 1;
-  while (k < n && right(k) === TRANSPARENT) k++;
-  return j >= 0 && left(j) === CASED && !(k < n && right(k) === CASED);
-}
-const UNDERLINE = "\u2581";
-
-function undelta(values) {
-  const out = new Array(values.length);
-  let last = 0;
-  for (let i = 0; i < values.length; i++) out[i] = last += values[i];
-  return out;
-}
-
-// The last k with starts[k] <= cp.
-function rangeIndex(starts, cp) {
-  let lo = 0, hi = starts.length - 1;
-  while (lo < hi) {
-    const mid = (lo + hi + 1) >> 1;
-    if (starts[mid] <= cp) lo = mid; else hi = mid - 1;
-  }
-  return lo;
-}
-
-// Code points of a string; lone surrogates become U+FFFD (as Python's to_text).
-function codePoints(text) {
-  const out = [];
-  for (const ch of String(text)) {
-    const cp = ch.codePointAt(0);
-    out.push(cp >= 0xd800 && cp < 0xe000 ? 0xfffd : cp);
-  }
-  return out;
-}
-
-function utf8Length(str) {
-  let n = 0;
-  for (const ch of str) {
-    const cp = ch.codePointAt(0);
-    n += cp < 0x80 ? 1 : cp < 0x800 ? 2 : cp < 0x10000 ? 3 : 4;
-  }
-  return n;
-}
-
-function cpLength(str) {
-  let n = 0;
-  for (const _ of str) n++;  // eslint-disable-line no-unused-vars
-  return n;
-}
-
-// First j > i (strict) or j >= i with flags[j]; flags.length if none.
-function nextTrue(flags, strict) {
-  const out = new Array(flags.length);
-  let following = flags.length;
-  for (let i = flags.length - 1; i >= 0; i--) {
-    if (strict) out[i] = following;
-    if (flags[i]) following = i;
-    if (!strict) out[i] = following;
-  }
-  return out;
-}
+// SentencePiece vocabularies in the browser (tokenizer.js in the web bundle): ALBERT's
+// preprocessing (the export's tables), the real SentencePiece library compiled to
+// WebAssembly (@sctg/sentencepiece-js), the digit-comma rule and the offsets.
+import { SentencePieceProcessor } from "./runtime/sentencepiece.js";
+import {
+  TRANSPARENT, OTHER, FINAL_SIGMA, isFinalSigma, UNDERLINE, undelta, rangeIndex,
+  codePoints, utf8Length, cpLength, nextTrue
+} from "./tokenizer_text.js";
 
 export class SentencePieceTokenizer {
   // tables: web.py's tokenizer tables; processor: a loaded
@@ -266,102 +201,10 @@ export class SentencePieceTokenizer {
   }
 }
 
-const KIND_MASK = 3, PUNCT_BIT = 4, CASE_SHIFT = 3;
-const NORMAL = 0, BREAK = 1, CJK = 2, DROP = 3;  // eslint-disable-line no-unused-vars
-const MAX_WORD_CHARS = 200, CONTINUATION = "##";
-
-export class WordPieceTokenizer {
-  // tables: web.py's tokenizer tables; tokens: the vocabulary in id order.
-  constructor(tables, tokens) {
-    this.lowercase = tables.lowercase;
-    this.special = tables.special;
-    this.starts = undelta(tables.properties.starts);
-    this.values = tables.properties.values;
-    const keys = undelta(tables.emission.keys);
-    const values = tables.emission.values ? tables.emission.values.split("\0") : [];
-    this.emission = new Map(keys.map((k, i) => [k, values[i]]));
-    this.ids = new Map(tokens.map((t, i) => [t, i]));
-    this.maxTokenChars = Math.max(...tokens.map(cpLength));
-    this.unk = tables.special.unk;
-  }
-
-  property(cp) {
-    return this.values[rangeIndex(this.starts, cp)];
-  }
-
-  wordpiece(word) {
-    const chars = Array.from(word);
-    if (chars.length > MAX_WORD_CHARS) return [[this.unk, chars.length]];
-    const pieces = [];
-    let start = 0;
-    while (start < chars.length) {
-      let end = Math.min(chars.length, start + this.maxTokenChars);
-      let index;
-      while (end > start) {
-        const piece = (start === 0 ? "" : CONTINUATION) + chars.slice(start, end).join("");
-        index = this.ids.get(piece);
-        if (index !== undefined) break;
-        end--;
-      }
-      if (end === start) return [[this.unk, chars.length]];
-      pieces.push([index, end - start]);
-      start = end;
-    }
-    return pieces;
-  }
-
-  tokenize(text) {
-    const cps = codePoints(text);
-    const props = cps.map((cp) => this.property(cp));
-    const kinds = props.map((p) => p & KIND_MASK);
-    const cases = props.map((p) => p >> CASE_SHIFT);
-    const emissions = cps.map((cp, i) => {
-      const kind = kinds[i];
-      if (kind === BREAK || kind === DROP) return "";
-      if (!this.lowercase) return String.fromCodePoint(cp);
-      if (cp === CAPITAL_SIGMA) {
-        const at = (j) => cases[j];
-        return String.fromCodePoint(isFinalSigma(i, cps.length, at, at) ? FINAL_SIGMA : SMALL_SIGMA);
-      }
-      const hit = this.emission.get(cp);
-      return hit === undefined ? String.fromCodePoint(cp) : hit;
-    });
-    const nextAnchor = new Array(cps.length);
-    let following = cps.length;
-    for (let i = cps.length - 1; i >= 0; i--) {
-      nextAnchor[i] = following;
-      if (emissions[i] || kinds[i] === BREAK) following = i;
-    }
-    const words = [];
-    let word = [], owners = [];
-    const flush = () => { if (word.length) { words.push([word.join(""), owners]); word = []; owners = []; } };
-    for (let i = 0; i < cps.length; i++) {
-      const kind = kinds[i];
-      if (kind === BREAK || kind === CJK) {
-        flush();
-        if (kind === CJK) words.push([emissions[i], Array.from(emissions[i]).map(() => i)]);
-        continue;
-      }
-      for (const ch of emissions[i]) {
-        if (this.property(ch.codePointAt(0)) & PUNCT_BIT) {
-          flush();
-          words.push([ch, [i]]);
-        } else {
-          word.push(ch);
-          owners.push(i);
-        }
-      }
-    }
-    flush();
-    const ids = [], offsets = [];
-    for (const [w, own] of words) {
-      let position = 0;
-      for (const [index, length] of this.wordpiece(w)) {
-        ids.push(index);
-        offsets.push([own[position], nextAnchor[own[position + length - 1]]]);
-        position += length;
-      }
-    }
-    return { ids, offsets };
-  }
+// The bundle's tokenizer: `tables` (the type's web tables) and the bytes of the
+// .model file.
+export async function load(tables, vocabulary) {
+  const processor = new SentencePieceProcessor();
+  await processor._loadModel(vocabulary);
+  return new SentencePieceTokenizer(tables, processor);
 }
