@@ -18,6 +18,7 @@ from absl import flags, logging
 from albert_tf.errors import RunStopped
 from albert_tf.extras import MissingExtra
 from albert_tf.settings import is_list, value_type
+from albert_tf.settings import without_aliases  # noqa: F401 (with the flags' helpers)
 from albert_tf.startup import load_tensorflow  # noqa: F401 (what programs call through cli)
 
 
@@ -96,18 +97,6 @@ def check_flag_names(values, known, command):
         near = difflib.get_close_matches(name, known, n=1)
         raise ValueError(f"{command} has no flag --{name}"
                          + (f"; did you mean --{near[0]}?" if near else ""))
-
-
-def without_aliases(values, aliases):
-    """`values` (flag name -> value) with each alias (`{alias: flag}`) under its
-    flag's name; a flag given under both names raises ValueError naming both."""
-    values = dict(values)
-    for alias, name in aliases.items():
-        if alias in values:
-            if name in values:
-                raise ValueError(f"give --{name} or its alias --{alias}, not both")
-            values[name] = values.pop(alias)
-    return values
 
 
 def missing_required(values, required):

@@ -25,7 +25,8 @@ from albert_tf.training.settings import FinetuneSettings
 from albert_tf import tasks  # the registry: no TensorFlow, so --help and flag checks are quick
 
 FLAGS = flags.FLAGS
-cli.define_flags(DistillSettings, unset=settings_lib.RECIPE_FIELDS + ("data_dir", "task"),
+cli.define_flags(DistillSettings,
+                 unset=(*DistillSettings.fields_with("recipe"), "data_dir", "task"),
                  unset_help=" Default: the teacher's.")
 
 # What a student does not take from its teacher's run: where it goes, what
@@ -69,8 +70,9 @@ def resolve_settings(given):
                     + ", ".join(f"{k}: saved {a!r}, given {b!r}"
                                 for k, (a, b) in conflicts.items())
                     + "); pass only --output_dir to resume it, or use a new --output_dir")
+            resumable = saved.fields_with("resumable")
             return load_task(saved.task), saved.replace(
-                **{k: v for k, v in given.items() if k in settings_lib.RESUMABLE})
+                **{k: v for k, v in given.items() if k in resumable})
     for name in ("teacher", "student"):
         if not given.get(name):
             raise ValueError(f"--{name} is required")
@@ -123,7 +125,7 @@ def run_command(values, command="distill"):
     from albert_tf.training.run_folder import RESULTS_FILE
     from albert_tf.tasks.finetuned import export_run, load_finetuned
 
-    if not set(values) & set(results_lib.RUN_CONTROL) \
+    if not set(values) & set(settings.fields_with("run_control")) \
             and results_lib.report_complete(settings.output_dir):
         return read_json(os.path.join(settings.output_dir, RESULTS_FILE))
 

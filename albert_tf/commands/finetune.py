@@ -25,7 +25,7 @@ from albert_tf.training.settings import FinetuneSettings
 from albert_tf import tasks  # the registry (no TensorFlow): each task's options become flags
 
 FLAGS = flags.FLAGS
-cli.define_flags(FinetuneSettings, unset=settings_lib.RECIPE_FIELDS,
+cli.define_flags(FinetuneSettings, unset=FinetuneSettings.fields_with("recipe"),
                  unset_help=" Default: the task's recipe.")
 cli.define_flags(seeds_folds.RepeatSettings)
 if "spm_model" not in FLAGS:  # (pretrain's, where albert_tf.api imported both)
@@ -103,8 +103,9 @@ def resolve_settings(given, config=None, base=None, overrides=None):
                 f"--output_dir={output_dir} holds a run with other settings ("
                 + ", ".join(f"{k}: saved {a!r}, given {b!r}" for k, (a, b) in conflicts.items())
                 + "); pass only --output_dir to resume it, or use a new --output_dir")
+        resumable = saved.fields_with("resumable")
         return load_task(saved.task), saved.replace(
-            **{k: v for k, v in given.items() if k in settings_lib.RESUMABLE})
+            **{k: v for k, v in given.items() if k in resumable})
     if not given.get("task"):
         raise ValueError(f"--task is required (known tasks: {', '.join(tasks.names())})")
     task = tasks.declared(given["task"])  # its recipe and options, its module not yet imported
@@ -126,7 +127,7 @@ def finished(settings, given):
     (`given`: the settings given); then says so and prints its results."""
     from albert_tf.training import results
 
-    if set(given) & set(results.RUN_CONTROL):
+    if set(given) & set(settings.fields_with("run_control")):
         return False
     return results.report_complete(settings.output_dir)
 

@@ -34,7 +34,7 @@ from albert_tf import tasks  # the registry (no TensorFlow): each task's options
 
 FLAGS = flags.FLAGS
 cli.define_flags(SearchSettings)
-cli.define_flags(FinetuneSettings, unset=settings_lib.RECIPE_FIELDS,
+cli.define_flags(FinetuneSettings, unset=FinetuneSettings.fields_with("recipe"),
                  unset_help=" Default: the task's recipe.")
 OPTION_CLASSES = tasks.option_classes()
 for _options in OPTION_CLASSES:

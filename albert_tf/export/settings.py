@@ -29,7 +29,8 @@ class ExportSettings(Settings):
     formats: str = setting("", help="What to write beside the SavedModel, a comma-separated "
                            "list of export formats (albert_tf.export.formats): " + "; ".join(
                                f"{name}: {formats_lib.get(name).help}"
-                               for name in formats_lib.names()) + ".")
+                               for name in formats_lib.names()) + ".",
+                           aliases=("tflite_variants",))
     tflite: bool = setting(False, help="Also write model.tflite (token ids in): adds tflite "
                            "to --formats.")
     quantize: bool = setting(False, help="model.tflite with dynamic-range int8 weights "
