@@ -1,6 +1,6 @@
 """The export command's settings (`python -m albert_tf.export`), declared once.
 
-Its flags are made from `ExportSettings` (`albert_tf.cli.define_flags`), and
+Its flags are made from `ExportSettings` (`albert_tf.commands.program`), and
 a Python caller builds the same settings from keyword arguments; either way
 they are validated here, before TensorFlow loads. A task's own export options
 (SQuAD v2.0's `null_threshold`, ...) are the task's `export_options_class`,
@@ -59,6 +59,12 @@ class ExportSettings(Settings):
     task_options: dict = setting({}, help="The task's export options (its "
                                  "`export_options_class`'s fields), validated by the task.",
                                  flag=False)
+
+    def __post_init__(self):
+        # A Python caller may give the formats as a list.
+        if isinstance(self.formats, (list, tuple)):
+            object.__setattr__(self, "formats", ",".join(self.formats))
+        super().__post_init__()
 
     def format_names(self):
         """The formats to write, each once, in order: `formats`, then what the

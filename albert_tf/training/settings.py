@@ -20,7 +20,7 @@ import os
 
 from albert_tf.io_utils import read_json
 from albert_tf.settings import (CLOSED_PROBABILITY, NON_NEGATIVE, POSITIVE, POSITIVE_REAL,
-                                PROBABILITY, Rule, Settings, setting)
+                                PROBABILITY, Rule, Settings, merged, setting)
 
 from albert_tf.training.run_folder import SETTINGS_FILE, has_progress  # noqa: F401
 STRATEGIES = ("auto", "one_device", "mirrored", "multi_worker", "tpu")
@@ -202,8 +202,8 @@ class FinetuneSettings(TrainingSettings):
                  "adapters adapt, kept frozen)"))
 
 
-def resolve(task, overrides, config_file=None):
-    """Settings for `task`: defaults, its recipe, `config_file`, then `overrides`.
+def resolve(task, overrides, config=None, config_source="--config"):
+    """Settings for `task`: defaults, its recipe, `config`, then `overrides`.
 
     A `train_steps` or `num_epochs` given without `warmup_steps` or
     `warmup_proportion` keeps the recipe's warmup share (e.g. RTE's 200 of 800
@@ -215,19 +215,20 @@ def resolve(task, overrides, config_file=None):
         task: the registered task (its `recipe` supplies the recipe fields, its
             `options` checks the task options), or its `tasks.declared` form.
         overrides: settings given explicitly (e.g. flags the user set).
-        config_file: optional JSON object of settings.
+        config: optional settings of a file (`--config`), named `config_source`
+            in errors.
     """
-    from_file = read_json(config_file) if config_file else {}
-    given = {**from_file, **overrides}
+    config = config or {}
+    given = merged(config, overrides)
     recipe = task.recipe if given.get("init_checkpoint") else task.scratch_recipe
     values = {name: getattr(recipe, name) for name in FinetuneSettings.fields_with("recipe")}
-    if config_file:
+    if config:
         # The file alone, as a run given only it would resolve (its run length keeps
         # the recipe's warmup share), so that its mistakes are named as its own.
-        probe = {**values, **from_file}
-        keep_warmup_share(probe, from_file, recipe.warmup_steps, recipe.train_steps)
+        probe = {**values, **config}
+        keep_warmup_share(probe, config, recipe.warmup_steps, recipe.train_steps)
         FinetuneSettings.from_dict({**probe, "task": task.name, "output_dir": "x"},
-                                   config_file)
+                                   config_source)
     values.update(given)
     keep_warmup_share(values, given, recipe.warmup_steps, recipe.train_steps)
     values["task"] = task.name
@@ -292,6 +293,20 @@ def load_saved(cls, output_dir, file_name=SETTINGS_FILE):
     values = read_json(path)
     values["output_dir"] = output_dir
     return cls.from_dict(values, path)
+
+
+def resumed(saved, given):
+    """The settings of the `saved` run with the resumable ones of `given` (the
+    settings given now) set over them; a conflict (`resume_conflicts`) raises
+    ValueError naming each."""
+    conflicts = resume_conflicts(saved, given)
+    if conflicts:
+        raise ValueError(
+            f"--output_dir={saved.output_dir} holds a run with other settings ("
+            + ", ".join(f"{k}: saved {a!r}, given {b!r}" for k, (a, b) in conflicts.items())
+            + "); pass only --output_dir to resume it, or use a new --output_dir")
+    resumable = saved.fields_with("resumable")
+    return saved.replace(**{k: v for k, v in given.items() if k in resumable})
 
 
 def resume_conflicts(saved, given):
