@@ -111,6 +111,8 @@ def test_a_config_names_its_own_mistakes(tmp_path):
     with pytest.raises(ValueError, match=rf"^{config}: serve has no flag --prot; did you mean "
                                          r"--port\?$"):
         serve.PROGRAM.settings({"config": str(config)})
+    with pytest.raises(FileNotFoundError, match=r"^--config: no such file .*none.json$"):
+        serve.PROGRAM.settings({"config": str(tmp_path / "none.json")})
     config.write_text("[1]")
     with pytest.raises(ValueError, match=r"expected a JSON object of settings, got list"):
         serve.PROGRAM.settings({"config": str(config)})

@@ -26,6 +26,7 @@ command checks them when it builds them (`Given.check_required`).
 
 import dataclasses
 import logging as std_logging
+import os
 import sys
 
 from absl import flags, logging
@@ -251,6 +252,8 @@ class Program:
 
     def _read_config(self, path):
         """The settings of the `--config` file `path`, by flag name (aliases resolved)."""
+        if not os.path.isfile(path):
+            raise FileNotFoundError(f"--config: no such file {path}")
         values = read_json(path)
         if not isinstance(values, dict):
             raise ValueError(f"{path}: expected a JSON object of settings, got "
