@@ -8,8 +8,13 @@ pretraining-data `DataOptions`, a task's options) are frozen dataclasses of
   allowed values or range of every field, then the class's cross-field
   `checks()`; an error names the field, what is allowed and the value
   (`"batch_size must be >= 1, got 0"`);
-- the command-line flags (`albert_tf.cli.define_flags`), with the same
-  defaults and help texts;
+- the command-line flags and the Python API's keyword arguments of every
+  command (`albert_tf.commands.program`), with the same defaults and help
+  texts: a field without a default is a required flag, a field's `aliases`
+  are other names of its flag (and of its key in files written before a
+  rename);
+- what a field is for beyond its value, its `roles` (`ROLES`): which fields a
+  task's recipe sets, which may change when a run resumes, ...;
 - `settings.json` round trips (`to_dict` / `from_dict`, unknown keys rejected).
 
 Imports nothing heavy: settings are checked before TensorFlow loads.
@@ -45,18 +50,37 @@ def at_least(minimum, why=""):
     return Rule(lambda v: v >= minimum, f">= {minimum}{f' ({why})' if why else ''}")
 
 
-def setting(default=dataclasses.MISSING, help="", choices=None, rule=None, flag=True):
+# What a field can be for beyond its value (`setting(roles=...)`, `Settings.fields_with`).
+ROLES = {
+    "recipe": "a fine-tuning recipe sets it (a task's `Recipe`; the default of its flag is "
+              "the task's recipe)",
+    "scratch": "the recipe of a model trained from random weights sets it (over the task's)",
+    "resumable": "may change when a run is resumed (it does not change the run's result)",
+    "invocation": "holds for one invocation only, never saved over the run's own",
+    "auto": "its `auto` is resolved once at the start of a run and saved resolved",
+    "run_control": "asks a finished run to do a step again",
+}
+
+
+def setting(default=dataclasses.MISSING, help="", choices=None, rule=None, flag=True,
+            aliases=(), roles=()):
     """A settings field.
 
-    default: the value when none is given (`dataclasses.MISSING`: required);
-        a dict default is copied per instance.
+    default: the value when none is given (`dataclasses.MISSING`: required, a
+        flag the user must give); a dict default is copied per instance.
     help: the flag's help text.
     choices: the allowed values (strings), for an enum flag.
     rule: a `Rule` every given value must satisfy (None passes for optional fields).
     flag: whether commands make a flag of it (False for structured fields).
+    aliases: other names of its flag and of its key in a settings file (a former
+        name, so that old scripts and files keep working).
+    roles: what it is for beyond its value, names of `ROLES`.
     """
+    unknown = sorted(set(roles) - set(ROLES))
+    if unknown:
+        raise ValueError(f"unknown role(s) {unknown}; known: {', '.join(ROLES)}")
     metadata = {"help": help, "choices": tuple(choices) if choices else None, "rule": rule,
-                "flag": flag}
+                "flag": flag, "aliases": tuple(aliases), "roles": tuple(roles)}
     if isinstance(default, dict):
         return dataclasses.field(default_factory=lambda: dict(default), metadata=metadata)
     return dataclasses.field(default=default, metadata=metadata)
@@ -108,6 +132,34 @@ def _type_error(kind, value):
     return None
 
 
+def missing_message(names):
+    """The line saying that the required flags `names` were not given."""
+    return f"missing required flag(s): {', '.join(f'--{name}' for name in names)}"
+
+
+def without_aliases(values, aliases):
+    """`values` (name -> value) with each alias (`{alias: name}`) under its
+    field's name; a field given under both names raises ValueError naming both."""
+    values = dict(values)
+    for alias, name in aliases.items():
+        if alias in values:
+            if name in values:
+                raise ValueError(f"give --{name} or its alias --{alias}, not both")
+            values[name] = values.pop(alias)
+    return values
+
+
+def merged(lower, upper):
+    """`upper`'s values over `lower`'s; a dict value (a task's options) over the
+    other's key by key, so that a flag given for one option keeps a file's others."""
+    values = dict(lower)
+    for name, value in upper.items():
+        below = values.get(name)
+        values[name] = {**below, **value} if isinstance(below, dict) and \
+            isinstance(value, dict) else value
+    return values
+
+
 @dataclasses.dataclass(frozen=True, kw_only=True)
 class Settings:
     """Base of every settings class: validates its fields on construction."""
@@ -148,18 +200,55 @@ class Settings:
         return tuple(f.name for f in dataclasses.fields(cls))
 
     @classmethod
+    def fields_with(cls, role):
+        """The names of the fields that play `role` (a name of `ROLES`), in order."""
+        if role not in ROLES:
+            raise ValueError(f"unknown role {role!r}; known: {', '.join(ROLES)}")
+        return tuple(f.name for f in dataclasses.fields(cls)
+                     if role in f.metadata.get("roles", ()))
+
+    @classmethod
+    def aliases(cls):
+        """`{alias: field name}` of every field's `aliases`."""
+        return {alias: f.name for f in dataclasses.fields(cls)
+                for alias in f.metadata.get("aliases", ())}
+
+    @classmethod
+    def required(cls):
+        """The names of the fields without a default, in order."""
+        return tuple(f.name for f in dataclasses.fields(cls)
+                     if f.default is dataclasses.MISSING
+                     and f.default_factory is dataclasses.MISSING)
+
+    @classmethod
+    def missing(cls, values, supplied=()):
+        """The required fields that `values` (name -> value) does not give (None
+        counts as not given), but for those in `supplied` (whose values come from
+        elsewhere, e.g. a task's recipe)."""
+        return [name for name in cls.required()
+                if values.get(name) is None and name not in supplied]
+
+    @classmethod
+    def check_required(cls, values, supplied=()):
+        """Raises ValueError naming the `missing` fields as flags."""
+        missing = cls.missing(values, supplied)
+        if missing:
+            raise ValueError(missing_message(missing))
+
+    @classmethod
     def from_dict(cls, values, source=None):
-        """Settings from a dict; unknown keys and bad values raise `ValueError`,
-        prefixed with `source` (a file, "flags") when given."""
+        """Settings from a dict; an alias stands for its field (a file written
+        before a rename), unknown keys, missing required ones and bad values
+        raise `ValueError`, prefixed with `source` (a file, "flags") when given."""
         prefix = f"{source}: " if source else ""
-        unknown = sorted(set(values) - set(cls.field_names()))
-        if unknown:
-            raise ValueError(f"{prefix}unknown setting(s) {unknown}; known: "
-                             f"{', '.join(cls.field_names())}")
         try:
+            values = without_aliases(values, cls.aliases())
+            unknown = sorted(set(values) - set(cls.field_names()))
+            if unknown:
+                raise ValueError(f"unknown setting(s) {unknown}; known: "
+                                 f"{', '.join(cls.field_names())}")
+            cls.check_required(values)
             return cls(**values)
-        except TypeError as e:  # a required field is missing
-            raise ValueError(f"{prefix}{e}") from None
         except ValueError as e:
             raise ValueError(f"{prefix}{e}") from None
 

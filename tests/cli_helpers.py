@@ -25,6 +25,16 @@ def run(module, *args, timeout=300, input=None, **extra_env):
                           timeout=timeout, cwd=ROOT, env=env(**extra_env), input=input)
 
 
+def run_here(module, *args):
+    """A command module's program as the shell runs it (its flags parsed from
+    `args`), in this process, on flag values of its own (absl's are untouched)."""
+    from absl import flags
+
+    values = flags.FlagValues()
+    module.PROGRAM.define(values, module.__name__)
+    module.PROGRAM.main(module.PROGRAM.parse([module.__name__, *args], values), values)
+
+
 def _default_sigint():
     # A test run started in the background by a shell ignores SIGINT, and children
     # inherit that: give the command Ctrl-C's default, as a terminal would.

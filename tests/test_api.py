@@ -5,7 +5,6 @@ import os
 
 import numpy as np
 import pytest
-from absl import flags
 
 import cli_helpers as cli
 
@@ -33,12 +32,7 @@ def _command(module, args, capsys):
     """`main` of a program as the shell runs it (its flags parsed from `args`), in
     this process; its stdout."""
     capsys.readouterr()
-    flags.FLAGS.unparse_flags()
-    flags.FLAGS([module.__name__, *args])
-    try:
-        module.main([module.__name__])
-    finally:
-        flags.FLAGS.unparse_flags()
+    cli.run_here(module, *args)
     return capsys.readouterr().out
 
 
@@ -118,7 +112,8 @@ def test_a_bad_flag_raises_the_commands_line(tmp_path):
             (api.evaluate, dict(good, do_train=True), "evaluate does not train"),
             (api.pretrain, {"input_files": "x", "output_dir": str(tmp_path), "train_steps": 0},
              "train_steps must be >= 1, got 0"),
-            (api.distill, {"output_dir": str(tmp_path / "d")}, "--teacher is required"),
+            (api.distill, {"output_dir": str(tmp_path / "d")},
+             "missing required flag(s): --teacher, --student"),
             (api.export, {"model_dir": str(tmp_path)}, "missing required flag(s): --export_dir"),
             (api.export, {"model_dir": str(tmp_path), "export_dir": str(tmp_path / "e"),
                           "version": 0}, "version must be >= 1, got 0"),

@@ -35,6 +35,10 @@ def _no_tensorflow(imported):
     (("--task=rtee",), "error: unknown task 'rtee'; did you mean 'rte'? known tasks: "),
     (("--task=squad", "--doc_stride=0"), "error: doc_stride must be >= 1, got 0"),
     (("--task=rte", "--crf"), "error: unknown option for task 'rte' in ['crf']"),
+    (("--task=rte", "--learnig_rate=1e-5"),
+     "error: finetune has no flag --learnig_rate; did you mean --learning_rate?"),
+    (("--task=rte", "--spm_model=a.model", "--vocab_file=b.model"),
+     "error: give --vocab_file or its alias --spm_model, not both"),
 ])
 def test_a_settings_error_is_one_line_before_tensorflow(tmp_path, args, error):
     status, said, imported, _ = _command("albert_tf.finetune", *args,

@@ -1,11 +1,14 @@
-"""Task models: `from_config(get_config())` and `.keras` files round-trip."""
+"""Task models: `from_config(get_config())`, a saved head config and `.keras` files
+round-trip."""
 
 import keras
 import numpy as np
 import pytest
 
 from albert_tf.backbone import AlbertBackbone
-from albert_tf.models import AlbertClassifier, AlbertPretrainingModel, AlbertSpanQA, AlbertBeamQA
+from albert_tf.models import (AlbertBeamQA, AlbertClassifier, AlbertMultipleChoice,
+                              AlbertPretrainingModel, AlbertSpanQA, AlbertTokenClassifier)
+from albert_tf.tasks.text_classification_model import TextClassifier
 from helpers import BATCH, SEQ, tiny_config, tiny_inputs
 
 # Each builds a task model, with non-default head arguments, on a backbone.
@@ -14,6 +17,16 @@ TASK_MODELS = {
     "span_qa": AlbertSpanQA,
     "beam_qa": lambda backbone: AlbertBeamQA(backbone, start_n_top=4, end_n_top=2, dropout=0.3),
     "pretraining": AlbertPretrainingModel,
+}
+# Every task head, with non-default constructor arguments.
+HEADS = {
+    **TASK_MODELS,
+    "multiple_choice": lambda backbone: AlbertMultipleChoice(backbone, dropout=0.2),
+    "token_classifier": lambda backbone: AlbertTokenClassifier(backbone, num_tags=4,
+                                                               dropout=0.3, crf=True),
+    "text_classifier": lambda backbone: TextClassifier(
+        backbone, ["b", "a", "c"], multi_label=True, class_weights=(1.0, 2.0, 0.5),
+        threshold=0.7, threshold_source="given", dropout=0.2),
 }
 
 
@@ -51,6 +64,20 @@ def test_from_config_rebuilds_the_same_model(kind):
     assert rebuilt.config == model.config
     assert rebuilt.head_config() == model.head_config()
     assert [v.path for v in rebuilt.weights] == [v.path for v in model.weights]
+
+
+@pytest.mark.parametrize("kind", sorted(HEADS))
+def test_get_config_and_the_saved_head_config_rebuild_the_same_head(kind):
+    keras.utils.set_random_seed(5)
+    model = HEADS[kind](AlbertBackbone(tiny_config()))
+    rebuilt = type(model).from_config(model.get_config())
+    assert rebuilt.get_config() == model.get_config()
+    assert rebuilt.head_config() == model.head_config()
+    # What a fine-tuned model folder records, on a backbone of its own.
+    head = {k: v for k, v in model.head_config().items() if k not in model.head_labels}
+    again = type(model)(AlbertBackbone(tiny_config()), **head)
+    assert again.head_config() == model.head_config()
+    assert [v.shape for v in again.weights] == [v.shape for v in model.weights]
 
 
 @pytest.mark.parametrize("policy", [None, "mixed_bfloat16"])

@@ -192,7 +192,6 @@ def _offline(_):
 def test_a_checkpoint_that_cannot_be_resolved_stops_the_search_before_its_study(
         tmp_path, monkeypatch, given, starts):
     import cli_helpers as cli
-    from absl import flags
     from albert_tf.commands import search as search_program
     from albert_tf.checkpoints import download
     from conftest import FIXTURES
@@ -207,13 +206,8 @@ def test_a_checkpoint_that_cannot_be_resolved_stops_the_search_before_its_study(
     args = ["--task=mrpc", f"--data_dir={os.path.join(FIXTURES, 'glue', 'MRPC')}",
             f"--output_dir={out}", "--space=learning_rate=1e-5,2e-5", "--trials=2",
             *(a.replace("NOWHERE", nowhere).replace("SPM", cli.SPM) for a in given)]
-    flags.FLAGS.unparse_flags()
-    flags.FLAGS(["search", *args])
-    try:
-        with pytest.raises(SystemExit) as exited:  # (cli.user_errors: exit status 1)
-            search_program.main(["search"])
-    finally:
-        flags.FLAGS.unparse_flags()
+    with pytest.raises(SystemExit) as exited:  # (cli.user_errors: exit status 1)
+        cli.run_here(search_program, *args)
     line = str(exited.value.code).replace(nowhere, "NOWHERE")
     assert line.startswith(starts) and "\n" not in line, line
     assert not out.exists()  # no study, no settings file

@@ -1,13 +1,19 @@
-"""Settings declared once: validation at construction, generated flags, resume checks."""
+"""Settings declared once: validation at construction, generated flags, resume checks,
+required fields, aliases and roles."""
 
 import dataclasses
+import json
 
 import pytest
 from absl import flags
 
+from albert_tf.ablation.settings import AblationSettings
 from albert_tf.commands import cli
+from albert_tf.commands.predictor import PredictSettings
+from albert_tf.distillation.settings import DistillSettings
 from albert_tf.pretraining.options import DataOptions
 from albert_tf.pretraining.train_settings import PretrainSettings
+from albert_tf.settings import setting
 from albert_tf.training import settings as settings_lib
 from albert_tf.training.settings import FinetuneSettings
 
@@ -67,7 +73,7 @@ def test_flags_carry_the_fields_defaults_help_and_choices():
 
 def test_unset_flags_mean_not_given():
     values = flags.FlagValues()
-    cli.define_flags(FinetuneSettings, values, unset=settings_lib.RECIPE_FIELDS,
+    cli.define_flags(FinetuneSettings, values, unset=FinetuneSettings.fields_with("recipe"),
                      unset_help=" Default: the recipe.")
     assert values["learning_rate"].default is None
     assert values["learning_rate"].help.endswith(" Default: the recipe.")
@@ -123,3 +129,59 @@ def test_ctrl_c_outside_training_is_one_line_and_exit_status_130(capsys):
     assert capsys.readouterr().err == ("error: interrupted; every file is written whole or not "
                                        "at all, so the same command continues from what was "
                                        "finished\n")
+
+
+def test_roles_name_the_fields_each_rule_reads():
+    assert FinetuneSettings.fields_with("recipe") == (
+        "learning_rate", "batch_size", "train_steps", "warmup_steps", "max_seq_length",
+        "dropout", "classifier_dropout")
+    assert FinetuneSettings.fields_with("scratch") == (
+        "learning_rate", "train_steps", "warmup_steps", "dropout")
+    assert FinetuneSettings.fields_with("resumable") == (
+        "strategy", "tpu", "keep_checkpoints", "log_every", "do_train", "do_eval",
+        "do_predict", "export", "eval_batch_size")
+    assert FinetuneSettings.fields_with("invocation") == ("do_train",)
+    assert FinetuneSettings.fields_with("auto") == ("precision", "xla", "layer_execution")
+    assert FinetuneSettings.fields_with("run_control") == ("do_eval", "do_predict", "export")
+    assert PretrainSettings.fields_with("invocation") == ()
+    with pytest.raises(ValueError, match=r"^unknown role 'recipes'; known: recipe, scratch"):
+        FinetuneSettings.fields_with("recipes")
+    with pytest.raises(ValueError, match=r"^unknown role\(s\) \['resumeable'\]"):
+        setting(1, "A count.", roles=("resumeable",))
+
+
+def test_roles_decide_what_a_resumed_run_may_change():
+    @dataclasses.dataclass(frozen=True, kw_only=True)
+    class WatchedSettings(FinetuneSettings):
+        log_to: str = setting("tensorboard", "Where scalars go.", roles=("resumable",))
+        probe: str = setting("auto", "A choice made when the run starts.", roles=("auto",))
+
+    saved = WatchedSettings(task="rte", output_dir="o", probe="fast")
+    assert settings_lib.resume_conflicts(saved, {"log_to": "wandb", "probe": "auto",
+                                                 "seed": 3}) == {"seed": (12345, 3)}
+    assert settings_lib.resume_conflicts(saved, {"probe": "slow"}) == {
+        "probe": ("fast", "slow")}
+
+
+def test_an_old_key_in_a_settings_file_is_read_and_both_names_are_refused(tmp_path):
+    ablation = AblationSettings.from_dict({"output_dir": "o", "corpus": "c.txt",
+                                           "spm_model": "v.model", "budget_steps": 3})
+    assert ablation.vocab_file == "v.model"
+    (tmp_path / "settings.json").write_text(json.dumps(
+        {"task": "rte", "output_dir": "x", "spm_model": "a.model", "vocab_file": "b.model"}))
+    with pytest.raises(ValueError, match=r"settings.json: give --vocab_file or its alias "
+                                         r"--spm_model, not both$"):
+        settings_lib.load_saved(FinetuneSettings, str(tmp_path))
+
+
+def test_a_field_without_a_default_is_a_required_flag():
+    assert PredictSettings.required() == ("model",)
+    assert DistillSettings.required() == ("output_dir", "task", "teacher", "student")
+    with pytest.raises(ValueError, match=r"^missing required flag\(s\): --model$"):
+        PredictSettings.from_dict({"batch_size": 2})
+    with pytest.raises(ValueError, match=r"^run.json: missing required flag\(s\): --output_dir, "
+                                         r"--task$"):
+        FinetuneSettings.from_dict({"seed": 1}, "run.json")
+    # What a recipe or a teacher supplies is not asked of the user.
+    assert DistillSettings.missing({"output_dir": "o"}, supplied=("task",)) == [
+        "teacher", "student"]

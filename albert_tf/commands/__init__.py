@@ -6,9 +6,11 @@
 
 `albert-tf COMMAND` is also `python -m albert_tf.COMMAND` (same flags, same
 output: `alias_finder` runs this `main` for it); `albert-tf COMMAND --help`
-lists a command's flags. These modules are the only ones that wire the task
-registry (`albert_tf.tasks`) to the library; `api` offers the same commands as
-Python functions (also importable as `albert_tf.api`).
+lists a command's flags. Each module declares its settings and its work as
+`PROGRAM` (`program.Program`), which makes its flags when it runs. These
+modules are the only ones that wire the task registry (`albert_tf.tasks`) to
+the library; `api` offers the same commands as Python functions (also
+importable as `albert_tf.api`).
 
 Imports nothing heavy: `import albert_tf` installs the alias finder.
 """
@@ -18,7 +20,7 @@ import importlib.abc
 import importlib.util
 import sys
 
-# Command -> the module whose `main(argv)` runs it.
+# Command -> the module whose `PROGRAM` runs it.
 COMMANDS = {name: f"albert_tf.commands.{name}" for name in (
     "finetune", "pretrain", "create_pretraining_data", "export", "predict", "serve",
     "inspect", "tokenizer", "download", "ablate", "search", "distill")}
@@ -33,8 +35,6 @@ def usage():
 
 def main(argv=None):
     """The console script: `argv` is `["albert-tf", COMMAND, FLAGS...]`."""
-    from absl import app
-
     argv = list(sys.argv if argv is None else argv)
     if len(argv) < 2 or argv[1] in ("-h", "--help", "help"):
         sys.stdout.write(usage())
@@ -51,7 +51,7 @@ def main(argv=None):
     launcher = sys.modules.get("__main__")
     if launcher is not None and not getattr(launcher, "__doc__", None):
         launcher.__doc__ = module.__doc__
-    app.run(module.main)
+    module.PROGRAM.start(COMMANDS[name])
     return 0
 
 

@@ -18,25 +18,20 @@ import os
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
-from absl import flags  # noqa: E402
-
-from albert_tf import extras
-from albert_tf.commands import cli  # noqa: E402
+from albert_tf import extras  # noqa: E402
 from albert_tf.ablation.settings import AblationSettings  # noqa: E402
+from albert_tf.commands import cli  # noqa: E402
+from albert_tf.commands.program import Flags, Program  # noqa: E402
 
-FLAGS = flags.FLAGS
-cli.define_flags(AblationSettings)
 
+def run(settings):
+    extras.require("plots", "ablate (its loss and score plots)")
+    cli.load_tensorflow()  # after the checks
+    from albert_tf import tasks  # the task registry, for --finetune
+    from albert_tf.ablation.runner import run_grid
 
-def main(argv):
-    cli.quiet_tensorflow(FLAGS)
-    with cli.user_errors():
-        cli.check_arguments(argv, FLAGS, required=("corpus", "vocab_file", "output_dir"))
-        settings = cli.settings_from_flags(AblationSettings, FLAGS)
-        extras.require("plots", "ablate (its loss and score plots)")
-        cli.load_tensorflow()  # after the checks
-        from albert_tf import tasks  # the task registry, for --finetune
-        from albert_tf.ablation.runner import run_grid
-
-        rows, paths = run_grid(settings, get_task=tasks.get)
+    rows, paths = run_grid(settings, get_task=tasks.get)
     print(f"{len(rows)} variant(s) done; wrote {', '.join(paths)}")
+
+
+PROGRAM = Program("ablate", run, Flags(AblationSettings))

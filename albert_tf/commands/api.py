@@ -10,15 +10,15 @@ r"""The commands as Python functions, for notebooks and scripts.
     api.export(model_dir="runs/reviews", export_dir="exports/reviews")
 
 Each function takes its command's flags as keyword arguments (`batch_size=16`
-for `--batch_size=16`), checks them as the command does (the same settings
-classes) and runs the command's own code: the same files are written, the
-same lines printed, and what the command prints comes back as a dict
-(`predict`: a list of answers, one dict per row). A mistake of the user's
-raises the exception whose message is the line the command prints after
-`error: ` (a `ValueError`, an `OSError` such as `FileNotFoundError`, a
-`albert_tf.errors.RunStopped`, a `albert_tf.extras.MissingExtra`). In a
-notebook, training and evaluation show a notebook progress bar
-(`albert_tf.progress`).
+for `--batch_size=16`), checks them as the command does (its `PROGRAM`, the
+one entry of `albert_tf.commands.program`) and runs the command's own code:
+the same files are written, the same lines printed, and what the command
+prints comes back as a dict (`predict`: a list of answers, one dict per row).
+A mistake of the user's raises the exception whose message is the line the
+command prints after `error: ` (a `ValueError`, an `OSError` such as
+`FileNotFoundError`, a `albert_tf.errors.RunStopped`, a
+`albert_tf.extras.MissingExtra`). In a notebook, training and evaluation show
+a notebook progress bar (`albert_tf.progress`).
 
 A flag that names a data file (`train_file`, `eval_file`, `predict_file`)
 also takes a pandas DataFrame: it is written, as JSON lines, into the run's
@@ -38,14 +38,6 @@ FILE_FLAGS = ("train_file", "eval_file", "predict_file")
 DATAFRAME_DIR = "dataframes"
 
 
-def _quiet():
-    from absl import flags
-
-    from albert_tf.commands import cli
-
-    cli.quiet_tensorflow(flags.FLAGS)  # (absl's own --verbosity, not a command's flag)
-
-
 def _is_dataframe(value):
     return hasattr(value, "to_json") and hasattr(value, "columns")
 
@@ -55,10 +47,8 @@ def _dataframes_written(values):
     lines file of its rows in the run's folder (named by its content, so that a
     resumed run given the same frame finds the same file)."""
     frames = {k: v for k, v in values.items() if k in FILE_FLAGS and _is_dataframe(v)}
-    if not frames:
+    if not frames or not values.get("output_dir"):  # (the command names a missing one)
         return values
-    if not values.get("output_dir"):
-        raise ValueError("missing required flag(s): --output_dir")
     from albert_tf.io_utils import atomic_file
 
     folder = os.path.join(values["output_dir"], DATAFRAME_DIR)
@@ -83,8 +73,7 @@ def finetune(**flags):
     `seeds`/`kfold` the summary over the runs."""
     from albert_tf.commands import finetune as program
 
-    _quiet()
-    return program.run_command(_dataframes_written(flags))
+    return program.PROGRAM.call(_dataframes_written(flags))
 
 
 def evaluate(**flags):
@@ -121,12 +110,11 @@ def predict(model, inputs=None, **flags):
     """
     from albert_tf.commands import predict as program
 
-    _quiet()
     predictor = model if isinstance(model, program.Predictor) else None
     values = {"model": predictor.path if predictor else os.fspath(model), **flags}
     if inputs is None:
-        return program.run_command(values, echo=False, predictor=predictor)
-    program.settings_from(values)  # the flags checked as the command checks them
+        return program.PROGRAM.call(values, echo=False, predictor=predictor)
+    program.PROGRAM.settings(values)  # the flags checked as the command checks them
     extra = sorted(set(flags) - {"batch_size", "raw"})
     if extra:
         raise ValueError(f"predict: --{', --'.join(extra)} give rows or write them; with "
@@ -140,8 +128,7 @@ def export(**flags):
     version folder written, "evaluation": the variants' metrics or None}`."""
     from albert_tf.commands import export as program
 
-    _quiet()
-    return program.run_command(flags)
+    return program.PROGRAM.call(flags)
 
 
 def distill(**flags):
@@ -149,8 +136,7 @@ def distill(**flags):
     the student's results (with the teacher's under `teacher`)."""
     from albert_tf.commands import distill as program
 
-    _quiet()
-    return program.run_command(flags)
+    return program.PROGRAM.call(flags)
 
 
 def pretrain(**flags):
@@ -158,8 +144,7 @@ def pretrain(**flags):
     "eval": ...}`."""
     from albert_tf.commands import pretrain as program
 
-    _quiet()
-    return program.run_command(flags)
+    return program.PROGRAM.call(flags)
 
 
 def search(**flags):
@@ -167,6 +152,5 @@ def search(**flags):
     trial, best first], "best": the best row or None, "files": [...]}`."""
     from albert_tf.commands import search as program
 
-    _quiet()
-    return program.run_command(flags)
+    return program.PROGRAM.call(flags)
 

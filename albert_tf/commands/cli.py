@@ -3,9 +3,10 @@
 A mistake of the user's (a missing flag, a bad file, a bad value) ends the
 run with one line, `error: <what was wrong, and where>`, and exit status 1,
 not a traceback; `--verbosity=1` logs the traceback too. The flags of a
-command are made from its settings class (`define_flags`), so that defaults
-and help texts live in one place. Imports nothing heavy, so that flag checks
-run before TensorFlow loads.
+command are made from its settings classes (`define_flags`, which
+`albert_tf.commands.program` calls for every command), so that defaults and
+help texts live in one place. Imports nothing heavy, so that flag checks run
+before TensorFlow loads.
 """
 
 import contextlib
@@ -18,38 +19,57 @@ from absl import flags, logging
 from albert_tf.errors import RunStopped
 from albert_tf.extras import MissingExtra
 from albert_tf.settings import is_list, value_type
+from albert_tf.settings import without_aliases  # noqa: F401 (with the flags' helpers)
 from albert_tf.startup import load_tensorflow  # noqa: F401 (what programs call through cli)
 
 
-def define_flags(settings_class, flag_values=flags.FLAGS, unset=(), unset_help=""):
+def define_flags(settings_class, flag_values=flags.FLAGS, unset=(), unset_help="",
+                 module_name=None):
     """Defines one flag per field of `settings_class` (fields declared with `flag=True`).
 
     The flag has the field's default, help text and choices (a `tuple[str, ...]`
-    field: a comma-separated list flag); the fields in
-    `unset` get no default (None: "not given"), their help ending in `unset_help`.
-    A name already defined (a field shared by two settings classes) is skipped.
-    The flags belong to the calling module (so that `--helpshort` lists them).
+    field: a comma-separated list flag); a field without a default and the
+    fields in `unset` get none (None: "not given"), the latter's help ending in
+    `unset_help`. A name already defined (a field shared by two settings
+    classes) is skipped. The flags belong to `module_name` (default: the calling
+    module), whose flags `--helpshort` lists.
     """
-    caller = sys._getframe(1).f_globals.get("__name__")
-    module = sys.argv[0] if caller == "__main__" else caller
+    if module_name is None:
+        caller = sys._getframe(1).f_globals.get("__name__")
+        module_name = sys.argv[0] if caller == "__main__" else caller
     for field in dataclasses.fields(settings_class):
-        meta = field.metadata
-        if not meta.get("flag", True) or field.name in flag_values:
+        if not field.metadata.get("flag", True) or field.name in flag_values:
             continue
         default = None if field.name in unset or field.default is dataclasses.MISSING \
             else field.default
-        help_text = meta.get("help", "") + (unset_help if field.name in unset else "")
-        kind, _ = value_type(field)
-        if meta.get("choices"):
-            flags.DEFINE_enum(field.name, default, list(meta["choices"]), help_text,
-                              flag_values=flag_values, module_name=module)
-        elif is_list(kind):
-            flags.DEFINE_list(field.name, None if default is None else list(default), help_text,
-                              flag_values=flag_values, module_name=module)
-        else:
-            define = {bool: flags.DEFINE_boolean, int: flags.DEFINE_integer,
-                      float: flags.DEFINE_float}.get(kind, flags.DEFINE_string)
-            define(field.name, default, help_text, flag_values=flag_values, module_name=module)
+        help_text = field.metadata.get("help", "") + (unset_help if field.name in unset else "")
+        _define(field, field.name, default, help_text, flag_values, module_name)
+
+
+def define_aliases(settings_class, flag_values=flags.FLAGS, module_name=None):
+    """Defines a flag per alias of `settings_class`'s fields (`setting(aliases=...)`):
+    of its field's kind, not given by default, read as the field's flag
+    (`without_aliases`). A name already defined is skipped."""
+    for field in dataclasses.fields(settings_class):
+        for alias in field.metadata.get("aliases", ()):
+            if alias not in flag_values:
+                _define(field, alias, None, f"Alias for --{field.name}.", flag_values,
+                        module_name)
+
+
+def _define(field, name, default, help_text, flag_values, module_name):
+    """Defines the flag `name` of `field`'s kind: an enum of its choices, a
+    comma-separated list, a bool, int, float or string."""
+    kind, _ = value_type(field)
+    where = {"flag_values": flag_values, "module_name": module_name}
+    if field.metadata.get("choices"):
+        flags.DEFINE_enum(name, default, list(field.metadata["choices"]), help_text, **where)
+    elif is_list(kind):
+        flags.DEFINE_list(name, None if default is None else list(default), help_text, **where)
+    else:
+        define = {bool: flags.DEFINE_boolean, int: flags.DEFINE_integer,
+                  float: flags.DEFINE_float}.get(kind, flags.DEFINE_string)
+        define(name, default, help_text, **where)
 
 
 def flag_fields(settings_class, flag_values=flags.FLAGS):
@@ -62,18 +82,6 @@ def given_settings(settings_class, flag_values=flags.FLAGS):
     """`{field: value}` of the flags of `settings_class` the user set on the command line."""
     return {name: flag_values[name].value for name in flag_fields(settings_class, flag_values)
             if flag_values[name].present}
-
-
-def given_run_settings(settings_class, option_classes, flag_values=flags.FLAGS):
-    """`given_settings` of `settings_class`, with those of `option_classes` (a task's
-    options) under `task_options`: what a fine-tuning command was explicitly told."""
-    given = given_settings(settings_class, flag_values)
-    options = {}
-    for options_class in option_classes:
-        options.update(given_settings(options_class, flag_values))
-    if options:
-        given["task_options"] = options
-    return given
 
 
 def flag_names(settings_class):
@@ -89,33 +97,18 @@ def given_flags(names, flag_values=flags.FLAGS):
             if name in flag_values and flag_values[name].present}
 
 
+def unknown_flag(name, known, command):
+    """The line saying that `command` (whose flags are `known`) has no flag `name`,
+    with the nearest."""
+    near = difflib.get_close_matches(name, known, n=1)
+    return f"{command} has no flag --{name}" + (f"; did you mean --{near[0]}?" if near else "")
+
+
 def check_flag_names(values, known, command):
     """Raises ValueError naming a key of `values` that is not a flag of `command`
     (`known`: its flag names), with the nearest flag."""
     for name in sorted(set(values) - set(known)):
-        near = difflib.get_close_matches(name, known, n=1)
-        raise ValueError(f"{command} has no flag --{name}"
-                         + (f"; did you mean --{near[0]}?" if near else ""))
-
-
-def without_aliases(values, aliases):
-    """`values` (flag name -> value) with each alias (`{alias: flag}`) under its
-    flag's name; a flag given under both names raises ValueError naming both."""
-    values = dict(values)
-    for alias, name in aliases.items():
-        if alias in values:
-            if name in values:
-                raise ValueError(f"give --{name} or its alias --{alias}, not both")
-            values[name] = values.pop(alias)
-    return values
-
-
-def missing_required(values, required):
-    """Raises ValueError naming the `required` flags that `values` (name -> value)
-    lacks or leaves empty."""
-    missing = [f"--{name}" for name in required if not values.get(name)]
-    if missing:
-        raise ValueError(f"missing required flag(s): {', '.join(missing)}")
+        raise ValueError(unknown_flag(name, known, command))
 
 
 def settings_from_flags(settings_class, flag_values=flags.FLAGS):
@@ -123,14 +116,6 @@ def settings_from_flags(settings_class, flag_values=flags.FLAGS):
     raises `ValueError` naming the field."""
     return settings_class.from_dict(
         {name: flag_values[name].value for name in flag_fields(settings_class, flag_values)})
-
-
-def check_arguments(argv, flag_values, required=()):
-    """Exits on positional arguments; raises ValueError naming the missing
-    `required` flags."""
-    if len(argv) > 1:
-        sys.exit(f"error: unexpected arguments {argv[1:]}")
-    missing_required({name: flag_values[name].value for name in required}, required)
 
 
 @contextlib.contextmanager
@@ -153,6 +138,6 @@ def user_errors(*error_types):
 
 def quiet_tensorflow(flag_values):
     """Hides TensorFlow's INFO lines (checkpoint sharding etc.) unless the user
-    asked for a verbosity."""
-    if not flag_values["verbosity"].present:
+    asked for a verbosity (absl's `--verbosity`, where `flag_values` has it)."""
+    if "verbosity" not in flag_values or not flag_values["verbosity"].present:
         logging.set_verbosity(logging.WARNING)

@@ -17,35 +17,29 @@ import os
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
-from absl import flags  # noqa: E402
-
 from albert_tf.commands import cli  # noqa: E402
+from albert_tf.commands.program import Flags, Program  # noqa: E402
 from albert_tf.pretraining.documents import count_documents, expand_inputs  # noqa: E402
 from albert_tf.pretraining.options import DataFiles, DataOptions  # noqa: E402
 from albert_tf.progress import Progress  # noqa: E402
 from albert_tf.tokenizer.loading import load_tokenizer  # noqa: E402
 
-FLAGS = flags.FLAGS
-cli.define_flags(DataFiles)
-flags.DEFINE_alias("spm_model", "vocab_file")
-cli.define_flags(DataOptions)
 
+def run(paths, options):
+    # Everything the user can get wrong is checked before TensorFlow loads.
+    files = expand_inputs(paths.input)
+    tokenizer = load_tokenizer(paths.vocab_file, host=True)
+    documents = count_documents(files, options.input_format) * options.dupe_factor
+    cli.load_tensorflow()
+    from albert_tf.pretraining import pipeline
 
-def main(argv):
-    with cli.user_errors():
-        cli.check_arguments(argv, FLAGS, required=("input", "vocab_file", "output"))
-        # Everything the user can get wrong is checked before TensorFlow loads.
-        paths = cli.settings_from_flags(DataFiles, FLAGS)
-        options = cli.settings_from_flags(DataOptions, FLAGS)
-        files = expand_inputs(paths.input)
-        tokenizer = load_tokenizer(paths.vocab_file, host=True)
-        documents = count_documents(files, options.input_format) * options.dupe_factor
-        cli.load_tensorflow()
-        from albert_tf.pretraining import pipeline
-
-        with Progress(documents, "create pretraining data", "documents",
-                      enabled=paths.progress) as progress:
-            summary = pipeline.create_pretraining_data(files, tokenizer, paths.output,
-                                                       options, progress)
+    with Progress(documents, "create pretraining data", "documents",
+                  enabled=paths.progress) as progress:
+        summary = pipeline.create_pretraining_data(files, tokenizer, paths.output, options,
+                                                   progress)
     print(f"read {len(files)} file(s) as {options.input_format}")
     print(summary.format())
+
+
+PROGRAM = Program("create_pretraining_data", run, Flags(DataFiles), Flags(DataOptions),
+                  quiet=False)

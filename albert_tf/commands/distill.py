@@ -15,18 +15,14 @@ predict take it as any other. A killed run resumes with `--output_dir` alone.
 
 import os
 
-from absl import flags
-
+from albert_tf import tasks  # the registry: no TensorFlow, so --help and flag checks are quick
 from albert_tf.commands import cli
+from albert_tf.commands.program import Flags, Program
 from albert_tf.config import preset_names
 from albert_tf.distillation.settings import DistillSettings
+from albert_tf.settings import merged
 from albert_tf.training import settings as settings_lib
 from albert_tf.training.settings import FinetuneSettings
-from albert_tf import tasks  # the registry: no TensorFlow, so --help and flag checks are quick
-
-FLAGS = flags.FLAGS
-cli.define_flags(DistillSettings, unset=settings_lib.RECIPE_FIELDS + ("data_dir", "task"),
-                 unset_help=" Default: the teacher's.")
 
 # What a student does not take from its teacher's run: where it goes, what
 # it starts from, and this machine's choices.
@@ -57,42 +53,34 @@ def load_task(name):
 
 def resolve_settings(given):
     """`(task, settings)`: a new distillation run, or the resumption of a saved one
-    (`given`: the settings given explicitly, the flags set)."""
-    output_dir = given["output_dir"]
+    (`given`: the `program.Given` settings: the flags set, and `--config`'s,
+    between the teacher's and the flags)."""
+    output_dir = given.flags["output_dir"]
     if settings_lib.has_progress(output_dir):
         saved = settings_lib.load_saved(DistillSettings, output_dir)
         if saved is not None:
-            conflicts = settings_lib.resume_conflicts(saved, given)
-            if conflicts:
-                raise ValueError(
-                    f"--output_dir={output_dir} holds a run with other settings ("
-                    + ", ".join(f"{k}: saved {a!r}, given {b!r}"
-                                for k, (a, b) in conflicts.items())
-                    + "); pass only --output_dir to resume it, or use a new --output_dir")
-            return load_task(saved.task), saved.replace(
-                **{k: v for k, v in given.items() if k in settings_lib.RESUMABLE})
-    for name in ("teacher", "student"):
-        if not given.get(name):
-            raise ValueError(f"--{name} is required")
+            return load_task(saved.task), settings_lib.resumed(saved, given.flags)
+    given.check_required()
+    explicit = merged(given.config, given.flags)
     cli.load_tensorflow()  # reading the teacher imports it: without its start-up noise
     from albert_tf.checkpoints import native
     from albert_tf.export.exporter import resolve_model_dir
 
-    teacher_dir = resolve_model_dir(given["teacher"])
+    teacher_dir = resolve_model_dir(explicit["teacher"])
     meta = native.read_metadata(teacher_dir)
     if "task" not in meta or "settings" not in meta:
-        raise ValueError(f"--teacher={given['teacher']}: {teacher_dir} is not a fine-tuned "
+        raise ValueError(f"--teacher={explicit['teacher']}: {teacher_dir} is not a fine-tuned "
                          "model (no task in it); give the folder a fine-tuning run wrote")
     teacher = FinetuneSettings.from_dict(meta["settings"], f"{teacher_dir}: settings")
-    if given.get("task") and given["task"] != teacher.task:
-        raise ValueError(f"--task={given['task']}: the teacher was fine-tuned on "
+    if explicit.get("task") and explicit["task"] != teacher.task:
+        raise ValueError(f"--task={explicit['task']}: the teacher was fine-tuned on "
                          f"{teacher.task!r}; a student learns the teacher's task")
-    values = {k: v for k, v in teacher.to_dict().items() if k not in NOT_INHERITED}
-    values.update(given)
+    values = merged({k: v for k, v in teacher.to_dict().items() if k not in NOT_INHERITED},
+                    explicit)
     values.update(teacher=teacher_dir, task=teacher.task,
-                  **student_fields(given["student"], given.get("init_from_teacher", False)))
+                  **student_fields(explicit["student"], explicit.get("init_from_teacher", False)))
     # The teacher's warmup share of its steps.
-    settings_lib.keep_warmup_share(values, given, teacher.warmup_steps, teacher.train_steps)
+    settings_lib.keep_warmup_share(values, explicit, teacher.warmup_steps, teacher.train_steps)
     settings = DistillSettings.from_dict(values, "flags")
     return load_task(teacher.task), settings
 
@@ -109,13 +97,10 @@ def print_comparison(results):
                 f"{k} {student[k] / metrics[k]:.3f}" for k in shared))
 
 
-def run_command(values, command="distill"):
-    """The command, from its flags as given (`{name: value}`): what `main` runs and
-    `albert_tf.api.distill` calls. Prints the student's results beside the
-    teacher's; returns the results."""
-    cli.check_flag_names(values, cli.flag_names(DistillSettings), command)
-    cli.missing_required(values, ("output_dir",))
-    task, settings = resolve_settings(values)
+def run(given):
+    """The command: prints the student's results beside the teacher's; returns the
+    results."""
+    task, settings = resolve_settings(given)
     from albert_tf.distillation.run import distill
     from albert_tf.io_utils import read_json
     from albert_tf.training import results as results_lib
@@ -123,7 +108,7 @@ def run_command(values, command="distill"):
     from albert_tf.training.run_folder import RESULTS_FILE
     from albert_tf.tasks.finetuned import export_run, load_finetuned
 
-    if not set(values) & set(results_lib.RUN_CONTROL) \
+    if not set(given.flags) & set(settings.fields_with("run_control")) \
             and results_lib.report_complete(settings.output_dir):
         return read_json(os.path.join(settings.output_dir, RESULTS_FILE))
 
@@ -138,8 +123,6 @@ def run_command(values, command="distill"):
     return results
 
 
-def main(argv):
-    cli.quiet_tensorflow(FLAGS)
-    with cli.user_errors():
-        cli.check_arguments(argv, FLAGS, required=("output_dir",))
-        run_command(cli.given_flags(cli.flag_names(DistillSettings), FLAGS))
+PROGRAM = Program("distill", run, Flags(
+    DistillSettings, default_from="the teacher's",
+    unset=(*DistillSettings.fields_with("recipe"), "data_dir", "task")), resumes="output_dir")

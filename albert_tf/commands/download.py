@@ -10,30 +10,26 @@ finds them. Prints one folder per line. Sources: each task's `data_source`
 (GLUE's and CLUE's in their spec rows), fetched by `albert_tf/datasets.py`.
 """
 
-from absl import flags
-
 from albert_tf.commands import cli
+from albert_tf.commands.program import Flags, Program
 from albert_tf.datasets import DownloadSettings, fetch_dataset, unknown_datasets
 
-FLAGS = flags.FLAGS
-cli.define_flags(DownloadSettings)
+
+def run(settings):
+    if settings.dataset:
+        cli.load_tensorflow()  # the task modules import it
+        from albert_tf import tasks  # each task knows where its data comes from
+
+        sources = tasks.data_sources()
+        unknown_datasets(settings.dataset, sources)
+        for name in settings.dataset:
+            print(fetch_dataset(sources[name], settings.output_dir), flush=True)
+    if settings.checkpoint:
+        cli.load_tensorflow()  # the checkpoints package imports it: without its noise
+        from albert_tf.checkpoints import download
+
+        for name in settings.checkpoint:
+            print(download.resolve(name), flush=True)
 
 
-def main(argv):
-    with cli.user_errors():
-        cli.check_arguments(argv, FLAGS)
-        settings = cli.settings_from_flags(DownloadSettings, FLAGS)
-        if settings.dataset:
-            cli.load_tensorflow()  # the task modules import it
-            from albert_tf import tasks  # each task knows where its data comes from
-
-            sources = tasks.data_sources()
-            unknown_datasets(settings.dataset, sources)
-            for name in settings.dataset:
-                print(fetch_dataset(sources[name], settings.output_dir), flush=True)
-        if settings.checkpoint:
-            cli.load_tensorflow()  # the checkpoints package imports it: without its noise
-            from albert_tf.checkpoints import download
-
-            for name in settings.checkpoint:
-                print(download.resolve(name), flush=True)
+PROGRAM = Program("download", run, Flags(DownloadSettings), quiet=False)

@@ -24,15 +24,11 @@ one plot, and the other's numbers in `hidden_states_compare.json`).
 import os
 import sys
 
-from absl import app, flags
-
 from albert_tf import accounting, extras
 from albert_tf.commands import cli
-from albert_tf.config import SHARING_MODES, AlbertConfig, preset_names
 from albert_tf.commands.inspect_settings import InspectSettings
-
-FLAGS = flags.FLAGS
-cli.define_flags(InspectSettings)
+from albert_tf.commands.program import Flags, Program
+from albert_tf.config import SHARING_MODES, AlbertConfig, preset_names
 
 _BYTES = {"float32": 4, "bfloat16": 2, "float16": 2}
 _LABELS = {"embeddings": "embeddings (V+P+T) x E", "projection": "projection E -> H",
@@ -106,16 +102,10 @@ def _load_base(settings):
     return config.replace(sharing="all", **overrides)
 
 
-def _start_tensorflow():
-    # Only --measure and --hidden_states need TensorFlow; the report starts without it.
-    cli.quiet_tensorflow(FLAGS)
-    cli.load_tensorflow()
-
-
 def _measure(settings, base, modes):
     from albert_tf import measure
 
-    _start_tensorflow()
+    cli.load_tensorflow()  # (--measure and --hidden_states only: the report needs none)
     modes = modes + ([] if "none" in modes else ["none"])  # the baseline of the ratios
     configs = _configs(base, modes)
     dtype = None if settings.activation_dtype == "float32" else f"mixed_{settings.activation_dtype}"
@@ -159,7 +149,7 @@ def _hidden_states(settings):
     if settings.output:
         extras.require("plots", "inspect --hidden_states --output (hidden_states.png)")
         os.makedirs(settings.output, exist_ok=True)
-    _start_tensorflow()
+    cli.load_tensorflow()  # (--measure and --hidden_states only: the report needs none)
     from albert_tf.checkpoints import load_pretrained
     from albert_tf.tokenizer.loading import load_tokenizer
 
@@ -177,21 +167,20 @@ def _hidden_states(settings):
         print(f"wrote {settings.output}/hidden_states.json and hidden_states.png")
 
 
-def main(argv):
-    if len(argv) > 1:
-        raise app.UsageError(f"unexpected arguments: {argv[1:]}")
-    with cli.user_errors():
-        settings = cli.settings_from_flags(InspectSettings, FLAGS)
-        if settings.hidden_states:
-            _hidden_states(settings)
-            return
-        base = _load_base(settings)
-        if settings.measure and settings.seq_length > base.max_sequence_length:
-            raise ValueError(f"--seq_length={settings.seq_length} is more than the model's "
-                             f"max_sequence_length={base.max_sequence_length} (--measure runs "
-                             "the model)")
-        modes = [settings.sharing] if settings.sharing else list(SHARING_MODES)
-        print(report(base, settings.seq_length, modes, settings.heads,
-                     settings.activation_dtype, name=os.path.basename(settings.model)))
-        if settings.measure:
-            print("\n" + _measure(settings, base, modes), flush=True)
+def run(settings):
+    if settings.hidden_states:
+        _hidden_states(settings)
+        return
+    base = _load_base(settings)
+    if settings.measure and settings.seq_length > base.max_sequence_length:
+        raise ValueError(f"--seq_length={settings.seq_length} is more than the model's "
+                         f"max_sequence_length={base.max_sequence_length} (--measure runs "
+                         "the model)")
+    modes = [settings.sharing] if settings.sharing else list(SHARING_MODES)
+    print(report(base, settings.seq_length, modes, settings.heads,
+                 settings.activation_dtype, name=os.path.basename(settings.model)))
+    if settings.measure:
+        print("\n" + _measure(settings, base, modes), flush=True)
+
+
+PROGRAM = Program("inspect", run, Flags(InspectSettings))

@@ -48,7 +48,7 @@ class InspectSettings(Settings):
     compare: str | None = setting(None, help="A second checkpoint for the same texts and "
                                   "plot (--hidden_states).")
     vocab_file: str | None = setting(None, help="The vocabulary (--hidden_states); default: "
-                                     "each checkpoint's own.")
+                                     "each checkpoint's own.", aliases=("spm_model",))
 
     def checks(self):
         return [(not self.hidden_states or bool(self.init_checkpoint and self.input),

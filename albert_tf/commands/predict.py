@@ -32,17 +32,13 @@ import sys
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
-from absl import flags  # noqa: E402
-
-from albert_tf.commands import cli  # noqa: E402
+from albert_tf.commands.predictor import (FIELD_FLAGS, PredictSettings, Predictor,  # noqa: E402
+                                          answers, checked_row)
+from albert_tf.commands.program import Flags, Program  # noqa: E402
 from albert_tf.io_utils import decoded_lines, row_format  # noqa: E402
 from albert_tf.io_utils import read_rows as io_read_rows  # noqa: E402
-from albert_tf.commands.predictor import (FIELD_FLAGS, PredictSettings, Predictor,  # noqa: E402
-                                 checked_row, answers)
 
 STDIN = "<stdin>"
-FLAGS = flags.FLAGS
-cli.define_flags(PredictSettings)
 
 
 def read_rows(lines, name, names, lists=(), columns=None, fmt="auto"):
@@ -115,28 +111,16 @@ def _output(path, echo):
         yield f
 
 
-def settings_from(values):
-    """`PredictSettings` of the command's flags as given (`{name: value}`)."""
-    cli.check_flag_names(values, cli.flag_names(PredictSettings), "predict")
-    cli.missing_required(values, ("model",))
-    settings = PredictSettings.from_dict(values)
+def run(settings, echo=True, predictor=None):
+    """Prints a JSON line per row (`echo`; or writes `--output`); returns the
+    answers (with `echo`, how many rows). `predictor`: the model loaded already
+    (`albert_tf.api.load`)."""
     if settings.input and settings.input != "-" and not os.path.isfile(settings.input):
         raise FileNotFoundError(f"--input: no such file {settings.input}")
-    return settings
-
-
-def run_command(values, echo=True, predictor=None):
-    """The command, from its flags as given (`{name: value}`): what `main` runs and
-    `albert_tf.api.predict` calls. Prints a JSON line per row (`echo`; or writes
-    `--output`); returns the answers (with `echo`, how many rows)."""
-    settings = settings_from(values)
     predictor = predictor or Predictor(settings.model)
     with _input_rows(settings, predictor) as rows, _output(settings.output, echo) as out:
         return predict_rows(predictor, rows, settings.batch_size, out, settings.raw,
                             collect=not echo)
 
 
-def main(argv):
-    with cli.user_errors():
-        cli.check_arguments(argv, FLAGS)
-        run_command(cli.given_flags(cli.flag_names(PredictSettings), FLAGS))
+PROGRAM = Program("predict", run, Flags(PredictSettings), quiet=False)

@@ -26,8 +26,8 @@ FIELD_FLAGS = ("text_a", "text_b", "question", "context")
 class PredictSettings(Settings):
     """The flags of `predict` (the keyword arguments of `albert_tf.api.predict`)."""
 
-    model: str | None = setting(
-        None, "Export folder (version or root) or fine-tuned model/ folder (or its run's "
+    model: str = setting(
+        help="Export folder (version or root) or fine-tuned model/ folder (or its run's "
         "output folder).")
     row: str | None = setting(
         None, "One input row, a JSON object naming the model's inputs (the `inputs` of its "

@@ -23,44 +23,17 @@ import json
 import math
 import os
 
-from absl import flags
-
-from albert_tf import extras
+from albert_tf import extras, tasks
 from albert_tf.commands import cli
+from albert_tf.commands.finetune import RUN_SETTINGS, TASK_OPTIONS
+from albert_tf.commands.program import Flags, Program
+from albert_tf.settings import merged
 from albert_tf.training import settings as settings_lib
 from albert_tf.training.settings import FinetuneSettings
 from albert_tf.tuning.settings import PROBES_FILE, SETTINGS_FILE, SearchSettings
-from albert_tf import tasks  # the registry (no TensorFlow): each task's options become flags
 
-FLAGS = flags.FLAGS
-cli.define_flags(SearchSettings)
-cli.define_flags(FinetuneSettings, unset=settings_lib.RECIPE_FIELDS,
-                 unset_help=" Default: the task's recipe.")
-OPTION_CLASSES = tasks.option_classes()
-for _options in OPTION_CLASSES:
-    cli.define_flags(_options, unset=_options.field_names(),
-                     unset_help=" Default: the task's own.")
 # What the trials' runs do not take from the search's flags.
 NOT_SHARED = ("output_dir", "task", "seed")
-
-
-def flag_names():
-    """Every flag of the command (the keyword arguments of `albert_tf.api.search`)."""
-    names = [*cli.flag_names(SearchSettings), *cli.flag_names(FinetuneSettings)]
-    for options in OPTION_CLASSES:
-        names.extend(cli.flag_names(options))
-    return tuple(dict.fromkeys(names))
-
-
-def shared_settings(values):
-    """The fine-tuning settings given (`values`: the flags given), for every trial (a
-    `--config` dict: task options under `task_options`)."""
-    given = {k: v for k, v in values.items() if k in cli.flag_names(FinetuneSettings)}
-    options = {k: v for k, v in values.items() if k not in given and k in
-               {name for options in OPTION_CLASSES for name in cli.flag_names(options)}}
-    if options:
-        given["task_options"] = options
-    return {k: v for k, v in given.items() if k not in NOT_SHARED}
 
 
 def check(task, base, parameters, output_dir):
@@ -141,21 +114,18 @@ def check_saved(search, base, task_name, output_dir):
         json.dump(now, f, indent=2, sort_keys=True)
 
 
-def run_command(values, command="search"):
-    """The command, from its flags as given (`{name: value}`): what `main` runs and
-    `albert_tf.api.search` calls. Prints the trials' table and the best trial;
-    returns `{"trials": [a row per trial], "best": the best row or None,
-    "files": [what it wrote]}`."""
+def run(search, given):
+    """The command: prints the trials' table and the best trial; returns
+    `{"trials": [a row per trial], "best": the best row or None, "files": [what it
+    wrote]}`. `given`: the fine-tuning settings given (`program.Given`), for every
+    trial but its own folder, task and seeds."""
     from albert_tf.tuning import report, space, study
 
-    cli.check_flag_names(values, flag_names(), command)
-    cli.missing_required(values, ("task", "output_dir"))
     extras.require("search", "albert-tf search")
-    search = SearchSettings.from_dict(
-        {k: v for k, v in values.items() if k in cli.flag_names(SearchSettings)})
+    values = merged(given.config, given.flags)
     output_dir = values["output_dir"]
     parameters = space.parse_space(search.space, FinetuneSettings)
-    base = shared_settings(values)
+    base = {k: v for k, v in values.items() if k not in NOT_SHARED}
     resolved = check(tasks.declared(values["task"]), base, parameters, output_dir)
     cli.load_tensorflow()  # the task's module imports it: without its start-up noise
     task = tasks.get(values["task"])
@@ -188,8 +158,4 @@ def run_command(values, command="search"):
     return {"trials": table, "best": best, "files": paths}
 
 
-def main(argv):
-    cli.quiet_tensorflow(FLAGS)
-    with cli.user_errors():
-        cli.check_arguments(argv, FLAGS, required=("task", "output_dir"))
-        run_command(cli.given_flags(flag_names(), FLAGS))
+PROGRAM = Program("search", run, Flags(SearchSettings), RUN_SETTINGS, TASK_OPTIONS)

@@ -18,27 +18,21 @@ SERVING.md, "A model server".
 import os
 import sys
 
-os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
-
-from absl import flags  # noqa: E402
-
-from albert_tf.commands import cli  # noqa: E402
-from albert_tf.serving.settings import ServeSettings  # noqa: E402
-
-FLAGS = flags.FLAGS
-cli.define_flags(ServeSettings)
+from albert_tf.commands import cli
+from albert_tf.commands.program import Flags, Program
+from albert_tf.serving.settings import ServeSettings
 
 
-def main(argv):
-    with cli.user_errors():
-        cli.check_arguments(argv, FLAGS, required=("model",))
-        settings = cli.settings_from_flags(ServeSettings, FLAGS)
-        cli.load_tensorflow()  # after the checks
-        from albert_tf.serving import server
+def run(settings):
+    cli.load_tensorflow()  # after the checks
+    from albert_tf.serving import server
 
-        server.run(settings)
+    server.run(settings)
     # Every accepted request is answered: leave without TensorFlow's teardown, which takes
     # seconds on a busy machine and would eat into the orchestrator's grace period.
     sys.stdout.flush()
     sys.stderr.flush()
     os._exit(0)
+
+
+PROGRAM = Program("serve", run, Flags(ServeSettings), quiet=False)

@@ -16,27 +16,25 @@ the words of BERT's `BasicTokenizer` (`wordpiece.training`); `--vocab_file=DIR`
 
 import os
 
-from absl import flags
-
-from albert_tf.commands import cli
+from albert_tf.commands.program import Flags, Program
 from albert_tf.tokenizer.trainers import TrainSettings, train
 
-FLAGS = flags.FLAGS
 COMMANDS = ("train",)
-cli.define_flags(TrainSettings)
 
 
-def _check_command(argv):
-    if len(argv) > 2 and argv[1] in COMMANDS and all(os.path.isfile(a) for a in argv[2:]):
-        raise ValueError(f"expected one command, got {argv[1]!r} and the files "
-                         f"{argv[2:4]}...: the shell expanded an unquoted glob; quote it "
+def check_command(arguments):
+    """The positional arguments: one command of `COMMANDS`."""
+    if len(arguments) > 1 and arguments[0] in COMMANDS and \
+            all(os.path.isfile(a) for a in arguments[1:]):
+        raise ValueError(f"expected one command, got {arguments[0]!r} and the files "
+                         f"{arguments[1:3]}...: the shell expanded an unquoted glob; quote it "
                          "(--input='corpus/*.txt')")
-    if len(argv) != 2 or argv[1] not in COMMANDS:
-        raise ValueError(f"expected one command, one of {list(COMMANDS)}; got {argv[1:]}")
+    if len(arguments) != 1 or arguments[0] not in COMMANDS:
+        raise ValueError(f"expected one command, one of {list(COMMANDS)}; got {arguments}")
 
 
-def main(argv):
-    with cli.user_errors():
-        _check_command(argv)
-        cli.check_arguments(argv[:1], FLAGS, required=("input", "vocab_size", "output"))
-        print(train(cli.settings_from_flags(TrainSettings, FLAGS)))
+def run(settings):
+    print(train(settings))
+
+
+PROGRAM = Program("tokenizer", run, Flags(TrainSettings), quiet=False, arguments=check_command)

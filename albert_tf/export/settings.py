@@ -1,6 +1,6 @@
 """The export command's settings (`python -m albert_tf.export`), declared once.
 
-Its flags are made from `ExportSettings` (`albert_tf.cli.define_flags`), and
+Its flags are made from `ExportSettings` (`albert_tf.commands.program`), and
 a Python caller builds the same settings from keyword arguments; either way
 they are validated here, before TensorFlow loads. A task's own export options
 (SQuAD v2.0's `null_threshold`, ...) are the task's `export_options_class`,
@@ -29,7 +29,8 @@ class ExportSettings(Settings):
     formats: str = setting("", help="What to write beside the SavedModel, a comma-separated "
                            "list of export formats (albert_tf.export.formats): " + "; ".join(
                                f"{name}: {formats_lib.get(name).help}"
-                               for name in formats_lib.names()) + ".")
+                               for name in formats_lib.names()) + ".",
+                           aliases=("tflite_variants",))
     tflite: bool = setting(False, help="Also write model.tflite (token ids in): adds tflite "
                            "to --formats.")
     quantize: bool = setting(False, help="model.tflite with dynamic-range int8 weights "
@@ -58,6 +59,12 @@ class ExportSettings(Settings):
     task_options: dict = setting({}, help="The task's export options (its "
                                  "`export_options_class`'s fields), validated by the task.",
                                  flag=False)
+
+    def __post_init__(self):
+        # A Python caller may give the formats as a list.
+        if isinstance(self.formats, (list, tuple)):
+            object.__setattr__(self, "formats", ",".join(self.formats))
+        super().__post_init__()
 
     def format_names(self):
         """The formats to write, each once, in order: `formats`, then what the

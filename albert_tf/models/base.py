@@ -10,9 +10,14 @@ class TaskModel(keras.Model):
     Subclasses take the backbone as their first constructor argument, set
     `self.backbone`, build their head layers in `__init__` (so the model is
     complete before training), and define `call`, `compute_loss`,
-    `head_config` and the class attribute `head_kind`; `get_config` returns
-    their other constructor arguments on top of this class's.
+    `head_arguments` (their other constructor arguments, stated once: both
+    `get_config` and `head_config` return them) and the class attribute
+    `head_kind`.
     """
+
+    # Entries of `head_config` beside the constructor arguments, which tell apart
+    # heads one task can build (`{"head": "span"}`).
+    head_labels = {}
 
     # What a student learns from a teacher's outputs (`albert_tf.distillation`):
     # output name -> "softmax" (tempered distributions over its last axis),
@@ -39,11 +44,22 @@ class TaskModel(keras.Model):
     def config(self):
         return self.backbone.config
 
+    def head_arguments(self):
+        """`{name: value}` of the constructor arguments after the backbone, as JSON
+        values (lists, not tuples): what rebuilds the head on another backbone."""
+        return {}
+
+    def head_config(self):
+        """The head as a fine-tuned model folder records it (`albert_tf_config.json`'s
+        `head`): `head_labels` and the constructor arguments."""
+        return {**self.head_labels, **self.head_arguments()}
+
     def get_config(self):
-        # Keras' base config (name, trainable, dtype policy) and the backbone;
-        # subclasses add their own constructor arguments.
+        # Keras' base config (name, trainable, dtype policy), the backbone and the
+        # head's constructor arguments.
         config = super().get_config()
         config["backbone"] = keras.saving.serialize_keras_object(self.backbone)
+        config.update(self.head_arguments())
         return config
 
     @classmethod

@@ -54,10 +54,5 @@ class AlbertClassifier(TaskModel):
             per_example = sparse_cross_entropy(y["label"], logits)
         return replica_mean(per_example)
 
-    def head_config(self):
+    def head_arguments(self):
         return {"num_classes": self.num_classes, "dropout": self.dropout}
-
-    def get_config(self):
-        config = super().get_config()
-        config.update({"num_classes": self.num_classes, "dropout": self.dropout})
-        return config

@@ -74,10 +74,5 @@ class AlbertMultipleChoice(TaskModel):
     def compute_loss(self, x=None, y=None, y_pred=None, sample_weight=None, training=True):
         return replica_mean(sparse_cross_entropy(y["label"], y_pred["logits"]))
 
-    def head_config(self):
+    def head_arguments(self):
         return {"dropout": self.dropout}
-
-    def get_config(self):
-        config = super().get_config()
-        config.update({"dropout": self.dropout})
-        return config

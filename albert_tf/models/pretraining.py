@@ -28,6 +28,7 @@ class AlbertPretrainingModel(TaskModel):
     """
 
     head_kind = "pretraining"
+    head_labels = {"heads": ["mlm", "sop"]}
 
     def __init__(self, backbone, **kwargs):
         super().__init__(**kwargs)
@@ -79,6 +80,3 @@ class AlbertPretrainingModel(TaskModel):
     @property
     def metrics(self):
         return [*super().metrics, self.mlm_accuracy, self.sop_accuracy]
-
-    def head_config(self):
-        return {"heads": ["mlm", "sop"]}

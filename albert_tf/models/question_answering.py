@@ -51,6 +51,7 @@ class AlbertSpanQA(TaskModel):
 
     token_outputs = ("start_logits", "end_logits")
     head_kind = "span"
+    head_labels = {"head": "span"}
     distilled_outputs = {"start_logits": "softmax", "end_logits": "softmax"}
 
     def __init__(self, backbone, **kwargs):
@@ -72,9 +73,6 @@ class AlbertSpanQA(TaskModel):
         start = _position_loss(ops.log_softmax(y_pred["start_logits"]), y["start_positions"])
         end = _position_loss(ops.log_softmax(y_pred["end_logits"]), y["end_positions"])
         return replica_mean((start + end) / 2.0)
-
-    def head_config(self):
-        return {"head": "span"}
 
 
 @keras.saving.register_keras_serializable(package="albert_tf")
@@ -105,6 +103,7 @@ class AlbertBeamQA(TaskModel):
     """
 
     head_kind = "beam"
+    head_labels = {"head": "beam"}
 
     def __init__(self, backbone, start_n_top=5, end_n_top=5, dropout=0.1, **kwargs):
         super().__init__(**kwargs)
@@ -196,15 +195,9 @@ class AlbertBeamQA(TaskModel):
     def train_step(self, data):
         return super().train_step(_with_gold_start(data))
 
-    def head_config(self):
-        return {"head": "beam", "start_n_top": self.start_n_top,
-                "end_n_top": self.end_n_top, "dropout": self.dropout}
-
-    def get_config(self):
-        config = super().get_config()
-        config.update({"start_n_top": self.start_n_top, "end_n_top": self.end_n_top,
-                       "dropout": self.dropout})
-        return config
+    def head_arguments(self):
+        return {"start_n_top": self.start_n_top, "end_n_top": self.end_n_top,
+                "dropout": self.dropout}
 
 
 def _with_gold_start(data):

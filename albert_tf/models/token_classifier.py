@@ -97,10 +97,5 @@ class AlbertTokenClassifier(TaskModel):
         potentials, lengths = compact(logits, word_mask)
         return scatter_back(self.crf.decode(potentials, lengths), lengths, word_mask)
 
-    def head_config(self):
+    def head_arguments(self):
         return {"num_tags": self.num_tags, "dropout": self.dropout, "crf": self.use_crf}
-
-    def get_config(self):
-        config = super().get_config()
-        config.update({"num_tags": self.num_tags, "dropout": self.dropout, "crf": self.use_crf})
-        return config

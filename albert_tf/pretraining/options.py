@@ -83,6 +83,7 @@ class DataFiles(Settings):
 
     input: tuple[str, ...] = setting(help="Comma-separated text files or globs (UTF-8).")
     vocab_file: str = setting(help="The vocabulary (e.g. ALBERT's 30k-clean.model), or a "
-                              "local checkpoint folder that ships one.")
+                              "local checkpoint folder that ships one.",
+                              aliases=("spm_model",))
     output: str = setting(help="Output prefix: writes PREFIX-0000i-of-0000N.tfrecord.")
     progress: bool = setting(True, help="Report progress on stderr.")

@@ -24,7 +24,7 @@ class PretrainSettings(TrainingSettings):
 
     vocab_file: str | None = setting(
         None, "The vocabulary (a SentencePiece .model): sets the model's vocabulary size and "
-        "is shipped with the result.")
+        "is shipped with the result.", aliases=("spm_model",))
     batch_size: int = redefault(TrainingSettings, "batch_size", 4096)
     train_steps: int = redefault(TrainingSettings, "train_steps", 125_000)
     warmup_steps: int = redefault(TrainingSettings, "warmup_steps", 3_125)

@@ -9,9 +9,6 @@ import numpy as np
 from albert_tf.io_utils import atomic_file, read_json
 from albert_tf.training.run_folder import RESULTS_FILE
 
-# Settings that ask a complete run to do a step again.
-RUN_CONTROL = ("do_eval", "do_predict", "export")
-
 
 def _metric_line(name, values):
     shown = ", ".join(f"{k}={v:.4f}" if isinstance(v, float) else f"{k}={v}"

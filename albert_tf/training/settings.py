@@ -20,7 +20,7 @@ import os
 
 from albert_tf.io_utils import read_json
 from albert_tf.settings import (CLOSED_PROBABILITY, NON_NEGATIVE, POSITIVE, POSITIVE_REAL,
-                                PROBABILITY, Rule, Settings, setting)
+                                PROBABILITY, Rule, Settings, merged, setting)
 
 from albert_tf.training.run_folder import SETTINGS_FILE, has_progress  # noqa: F401
 STRATEGIES = ("auto", "one_device", "mirrored", "multi_worker", "tpu")
@@ -29,14 +29,10 @@ XLA_CHOICES = ("auto", "on", "off")
 LAYER_EXECUTIONS = ("auto", "loop", "unrolled")
 OPTIMIZERS = ("adamw", "lamb")
 DEFAULT_MODEL = "albert_base"
-RECIPE_FIELDS = ("learning_rate", "batch_size", "train_steps", "warmup_steps",
-                 "max_seq_length", "dropout", "classifier_dropout")
 # Two ways to give one quantity: (one, other); giving both is an error.
 ALTERNATIVES = (("num_epochs", "train_steps"), ("warmup_proportion", "warmup_steps"))
 EVAL_EVERY = Rule(lambda v: v == "epoch" or (isinstance(v, int) and v >= 1),
                   "a number of updates >= 1 or 'epoch'")
-# Names of settings in files written before they were renamed: old -> new.
-RENAMED = {"spm_model": "vocab_file"}
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
@@ -54,13 +50,19 @@ class TrainingSettings(Settings):
     vocab_file: str | None = setting(
         None, "The vocabulary: a SentencePiece .model or a WordPiece vocab.txt; default: the "
         "one shipped with --init_checkpoint. A random --model needs one too (e.g. ALBERT's "
-        "30k-clean.model, or one trained with `albert-tf tokenizer train`).")
+        "30k-clean.model, or one trained with `albert-tf tokenizer train`).",
+        aliases=("spm_model",))
     # Optimisation.
-    learning_rate: float = setting(2e-5, "Peak learning rate.", rule=POSITIVE_REAL)
-    batch_size: int = setting(32, "Global batch size, split across replicas.", rule=POSITIVE)
-    train_steps: int = setting(1000, "Optimizer updates.", rule=POSITIVE)
-    warmup_steps: int = setting(100, "Linear warmup updates.", rule=NON_NEGATIVE)
-    max_seq_length: int = setting(512, "Longest input in tokens.", rule=POSITIVE)
+    learning_rate: float = setting(2e-5, "Peak learning rate.", rule=POSITIVE_REAL,
+                                   roles=("recipe", "scratch"))
+    batch_size: int = setting(32, "Global batch size, split across replicas.", rule=POSITIVE,
+                              roles=("recipe",))
+    train_steps: int = setting(1000, "Optimizer updates.", rule=POSITIVE,
+                               roles=("recipe", "scratch"))
+    warmup_steps: int = setting(100, "Linear warmup updates.", rule=NON_NEGATIVE,
+                                roles=("recipe", "scratch"))
+    max_seq_length: int = setting(512, "Longest input in tokens.", rule=POSITIVE,
+                                  roles=("recipe",))
     optimizer: str = setting("adamw", "Optimizer.", choices=OPTIMIZERS)
     weight_decay: float = setting(0.01, "Decoupled weight decay (not on LayerNorm and biases).",
                                   rule=NON_NEGATIVE)
@@ -74,24 +76,26 @@ class TrainingSettings(Settings):
                         rule=NON_NEGATIVE)
     # Devices.
     strategy: str = setting("auto", "tf.distribute strategy; multi_worker reads TF_CONFIG.",
-                            choices=STRATEGIES)
-    tpu: str = setting("", "TPU name or address (with --strategy=tpu or auto).")
+                            choices=STRATEGIES, roles=("resumable",))
+    tpu: str = setting("", "TPU name or address (with --strategy=tpu or auto).",
+                       roles=("resumable",))
     precision: str = setting("auto", "Mixed precision; auto picks the fastest measured for the "
                              "device (and the run keeps that choice when resumed).",
-                             choices=PRECISIONS)
+                             choices=PRECISIONS, roles=("auto",))
     xla: str = setting("auto", "XLA compilation; auto: on for TPUs, else measured with "
                        "--layer_execution at the start of the run (and kept when resumed).",
-                       choices=XLA_CHOICES)
+                       choices=XLA_CHOICES, roles=("auto",))
     layer_execution: str = setting(
         "auto", "How the encoder runs its layers: in a loop (less memory: shared weights' "
         "gradients summed as it goes) or unrolled (XLA fuses across layers); auto measures "
         "both with XLA on and off on a probe of the model and keeps the fastest; --recompute "
-        "keeps the loop.", choices=LAYER_EXECUTIONS)
+        "keeps the loop.", choices=LAYER_EXECUTIONS, roles=("auto",))
     # Checkpoints and logging.
     checkpoint_every: int = setting(500, "Save a resumable checkpoint every N updates.",
                                     rule=POSITIVE)
-    keep_checkpoints: int = setting(3, "Checkpoints kept.", rule=POSITIVE)
-    log_every: int = setting(50, "TensorBoard scalars every N updates.", rule=POSITIVE)
+    keep_checkpoints: int = setting(3, "Checkpoints kept.", rule=POSITIVE, roles=("resumable",))
+    log_every: int = setting(50, "TensorBoard scalars every N updates.", rule=POSITIVE,
+                             roles=("resumable",))
     divergence_factor: float = setting(
         100.0, "Stop when the loss exceeds this multiple of the first loss.", rule=POSITIVE_REAL)
 
@@ -109,11 +113,6 @@ class TrainingSettings(Settings):
              "loop or auto with --recompute (recomputation runs the layers in a loop)"),
         )
 
-    @classmethod
-    def from_dict(cls, values, source=None):
-        values = {RENAMED.get(k, k): v for k, v in values.items()}
-        return super().from_dict(values, source)
-
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
 class FinetuneSettings(TrainingSettings):
@@ -121,18 +120,26 @@ class FinetuneSettings(TrainingSettings):
 
     task: str = setting(help="Task name, e.g. rte, mnli, squad, squad_v2.")
     data_dir: str | None = setting(None, "The task's data folder (e.g. glue/RTE).")
-    dropout: float = setting(0.0, "ALBERT dropout while fine-tuning.", rule=PROBABILITY)
-    classifier_dropout: float = setting(0.1, "Dropout before the task head.", rule=PROBABILITY)
+    dropout: float = setting(0.0, "ALBERT dropout while fine-tuning.", rule=PROBABILITY,
+                             roles=("recipe", "scratch"))
+    classifier_dropout: float = setting(0.1, "Dropout before the task head.", rule=PROBABILITY,
+                                        roles=("recipe",))
     length_aware_batching: bool = setting(
         True, "Batch examples of similar length (else random batches).")
     fixed_padding: bool = setting(
         False, "Pad every batch to --max_seq_length instead of to its longest example (what "
         "fixed-shape pipelines do; for comparison).")
-    do_train: bool = setting(True, "Train.")
-    do_eval: bool = setting(True, "Evaluate on the task's dev split(s).")
-    do_predict: bool = setting(False, "Write test-set predictions.")
-    export: bool = setting(False, "Export a SavedModel at the end.")
-    eval_batch_size: int = setting(64, "Global eval batch size.", rule=POSITIVE)
+    # --do_train=false evaluates or predicts from a stopped run's last checkpoint,
+    # and the run still resumes training with --output_dir alone.
+    do_train: bool = setting(True, "Train.", roles=("resumable", "invocation"))
+    do_eval: bool = setting(True, "Evaluate on the task's dev split(s).",
+                            roles=("resumable", "run_control"))
+    do_predict: bool = setting(False, "Write test-set predictions.",
+                               roles=("resumable", "run_control"))
+    export: bool = setting(False, "Export a SavedModel at the end.",
+                           roles=("resumable", "run_control"))
+    eval_batch_size: int = setting(64, "Global eval batch size.", rule=POSITIVE,
+                                   roles=("resumable",))
     task_options: dict = setting({}, "The task's own options (e.g. SQuAD's doc_stride).",
                                  flag=False)
     # The length of training in epochs, and evaluation while training.
@@ -195,19 +202,8 @@ class FinetuneSettings(TrainingSettings):
                  "adapters adapt, kept frozen)"))
 
 
-# Settings that may change when a run is resumed (they do not change its result).
-RESUMABLE = ("strategy", "tpu", "log_every", "do_eval", "do_predict", "export",
-             "eval_batch_size", "keep_checkpoints", "do_train")
-# Settings of one invocation, never saved over the run's own: --do_train=false
-# evaluates or predicts from a stopped run's last checkpoint, and the run
-# still resumes training with --output_dir alone.
-INVOCATION_ONLY = ("do_train",)
-# Settings whose "auto" is resolved at the start of a run and saved resolved.
-AUTO_RESOLVED = ("precision", "xla", "layer_execution")
-
-
-def resolve(task, overrides, config_file=None):
-    """Settings for `task`: defaults, its recipe, `config_file`, then `overrides`.
+def resolve(task, overrides, config=None, config_source="--config"):
+    """Settings for `task`: defaults, its recipe, `config`, then `overrides`.
 
     A `train_steps` or `num_epochs` given without `warmup_steps` or
     `warmup_proportion` keeps the recipe's warmup share (e.g. RTE's 200 of 800
@@ -219,19 +215,20 @@ def resolve(task, overrides, config_file=None):
         task: the registered task (its `recipe` supplies the recipe fields, its
             `options` checks the task options), or its `tasks.declared` form.
         overrides: settings given explicitly (e.g. flags the user set).
-        config_file: optional JSON object of settings.
+        config: optional settings of a file (`--config`), named `config_source`
+            in errors.
     """
-    from_file = read_json(config_file) if config_file else {}
-    given = {**from_file, **overrides}
+    config = config or {}
+    given = merged(config, overrides)
     recipe = task.recipe if given.get("init_checkpoint") else task.scratch_recipe
-    values = {name: getattr(recipe, name) for name in RECIPE_FIELDS}
-    if config_file:
+    values = {name: getattr(recipe, name) for name in FinetuneSettings.fields_with("recipe")}
+    if config:
         # The file alone, as a run given only it would resolve (its run length keeps
         # the recipe's warmup share), so that its mistakes are named as its own.
-        probe = {**values, **from_file}
-        keep_warmup_share(probe, from_file, recipe.warmup_steps, recipe.train_steps)
+        probe = {**values, **config}
+        keep_warmup_share(probe, config, recipe.warmup_steps, recipe.train_steps)
         FinetuneSettings.from_dict({**probe, "task": task.name, "output_dir": "x"},
-                                   config_file)
+                                   config_source)
     values.update(given)
     keep_warmup_share(values, given, recipe.warmup_steps, recipe.train_steps)
     values["task"] = task.name
@@ -298,23 +295,38 @@ def load_saved(cls, output_dir, file_name=SETTINGS_FILE):
     return cls.from_dict(values, path)
 
 
+def resumed(saved, given):
+    """The settings of the `saved` run with the resumable ones of `given` (the
+    settings given now) set over them; a conflict (`resume_conflicts`) raises
+    ValueError naming each."""
+    conflicts = resume_conflicts(saved, given)
+    if conflicts:
+        raise ValueError(
+            f"--output_dir={saved.output_dir} holds a run with other settings ("
+            + ", ".join(f"{k}: saved {a!r}, given {b!r}" for k, (a, b) in conflicts.items())
+            + "); pass only --output_dir to resume it, or use a new --output_dir")
+    resumable = saved.fields_with("resumable")
+    return saved.replace(**{k: v for k, v in given.items() if k in resumable})
+
+
 def resume_conflicts(saved, given):
     """Fields where `given` (explicit settings) contradicts the saved run.
 
     Paths are compared by what they point to; "auto" for a setting saved
-    resolved (precision, XLA, layer execution) agrees with the saved choice; settings in
-    `RESUMABLE` may change.
+    resolved (role "auto": precision, XLA, layer execution) agrees with the saved choice;
+    settings of role "resumable" may change.
     """
     conflicts = {}
+    resumable, auto = saved.fields_with("resumable"), saved.fields_with("auto")
     for name, value in given.items():
-        if name in RESUMABLE or name == "output_dir":
+        if name in resumable or name == "output_dir":
             continue
         old = getattr(saved, name)
         try:  # as the settings hold it (a flag's "200" is eval_every 200)
             value = getattr(saved.replace(**{name: value}), name)
         except (ValueError, TypeError):
             pass
-        if name in AUTO_RESOLVED and value == "auto":
+        if name in auto and value == "auto":
             continue
         if name == "task_options":  # only the options given now are compared
             conflicts.update({f"task_options.{k}": (old.get(k), v) for k, v in value.items()

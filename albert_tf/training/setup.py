@@ -16,7 +16,7 @@ from albert_tf.training.devices import is_chief, make_strategy, precision_name, 
 from albert_tf.training.execution import resolve_execution
 from albert_tf.training.optimizers import create_optimizer
 from albert_tf.training.run_folder import has_progress
-from albert_tf.training.settings import AUTO_RESOLVED, INVOCATION_ONLY, load_saved
+from albert_tf.training.settings import load_saved
 
 
 @dataclasses.dataclass(frozen=True)
@@ -109,7 +109,8 @@ def start_run(settings, settings_file, config=None):
     saved = (load_saved(type(settings), settings.output_dir, settings_file)
              if has_progress(settings.output_dir) else None)
     if saved is not None:
-        settings = settings.replace(**{name: getattr(saved, name) for name in AUTO_RESOLVED
+        settings = settings.replace(**{name: getattr(saved, name)
+                                       for name in settings.fields_with("auto")
                                        if getattr(settings, name) == "auto"})
     strategy = make_strategy(settings.strategy, settings.tpu)
     micro_batch = settings.batch_size // settings.accumulation_steps
@@ -126,7 +127,7 @@ def start_run(settings, settings_file, config=None):
     setup = RunSetup(settings, strategy, worker_index(strategy), execution)
     if setup.chief:
         os.makedirs(settings.output_dir, exist_ok=True)
-        kept = {} if saved is None else {name: getattr(saved, name) for name in INVOCATION_ONLY
-                                          if hasattr(saved, name)}
+        kept = {} if saved is None else {name: getattr(saved, name)
+                                          for name in saved.fields_with("invocation")}
         settings.replace(**kept).save(os.path.join(settings.output_dir, settings_file))
     return setup

@@ -14,7 +14,7 @@ PROBES_FILE = "execution_probes.json"
 @dataclasses.dataclass(frozen=True, kw_only=True)
 class SearchSettings(Settings):
     space: str = setting(
-        "", "The parameters searched, '|'-separated: name=low:high[:log] (a range) or "
+        help="The parameters searched, '|'-separated: name=low:high[:log] (a range) or "
         "name=a,b,c (a choice), of any fine-tuning setting, e.g. "
         "'learning_rate=1e-5:5e-5:log | batch_size=16,32 | num_epochs=2,3'.")
     trials: int = setting(10, "Trials to finish (a stopped search continues to this count).",

@@ -73,18 +73,9 @@ class TextClassifier(AlbertClassifier):
                 per_example = per_example * ops.take(weights, ops.cast(y["label"], "int32"))
         return replica_mean(per_example)
 
-    def head_config(self):
-        return {**super().head_config(), "labels": None if self.labels is None else
-                list(self.labels), "multi_label": self.multi_label,
+    def head_arguments(self):
+        return {"labels": None if self.labels is None else list(self.labels),
+                "multi_label": self.multi_label,
                 "class_weights": None if self.class_weights is None else
                 list(self.class_weights), "threshold": self.threshold,
-                "threshold_source": self.threshold_source}
-
-    def get_config(self):
-        config = super().get_config()
-        config.pop("num_classes")
-        config.update({"labels": self.head_config()["labels"], "multi_label": self.multi_label,
-                       "class_weights": self.head_config()["class_weights"],
-                       "threshold": self.threshold,
-                       "threshold_source": self.threshold_source})
-        return config
+                "threshold_source": self.threshold_source, "dropout": self.dropout}
