@@ -7,6 +7,7 @@ import os
 
 from albert_tf.config import CONFIGS_DIR
 from albert_tf.io_utils import read_json
+from albert_tf.training.settings import FinetuneSettings
 from albert_tf.training.task_data import Scoring, SplitData  # noqa: F401 (what tasks read)
 
 # The words of metric names for which lower is better.
@@ -31,25 +32,20 @@ class Example:
     label: object = None
 
 
-@dataclasses.dataclass(frozen=True)
-class Recipe:
-    """Fine-tuning hyper-parameters of one task, with where they come from."""
-
-    learning_rate: float
-    batch_size: int
-    train_steps: int
-    warmup_steps: int
-    max_seq_length: int
-    dropout: float
-    classifier_dropout: float
-    source: str
-
-    def replace(self, **changes):
-        return dataclasses.replace(self, **changes)
+def _recipe_fields():
+    """`(name, type)` of the fine-tuning settings a recipe sets (their role "recipe")."""
+    types = {f.name: f.type for f in dataclasses.fields(FinetuneSettings)}
+    return [(name, types[name]) for name in FinetuneSettings.fields_with("recipe")]
 
 
+Recipe = dataclasses.make_dataclass(
+    "Recipe", [*_recipe_fields(), ("source", str)], frozen=True,
+    namespace={"__doc__": "Fine-tuning hyper-parameters of one task (the settings of role "
+                          "`recipe`), with where they come from.",
+               "__module__": __name__,
+               "replace": lambda self, **changes: dataclasses.replace(self, **changes)})
 # The fields the from-scratch recipe sets (the task's own recipe keeps the others).
-SCRATCH_FIELDS = ("learning_rate", "train_steps", "warmup_steps", "dropout")
+SCRATCH_FIELDS = FinetuneSettings.fields_with("scratch")
 
 
 def load_scratch_recipe(recipe, path=SCRATCH_RECIPE_FILE):

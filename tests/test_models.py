@@ -8,7 +8,7 @@ import pytest
 from albert_tf.backbone import AlbertBackbone
 from albert_tf.models import (AlbertBeamQA, AlbertClassifier, AlbertMultipleChoice,
                               AlbertPretrainingModel, AlbertSpanQA, AlbertTokenClassifier)
-from albert_tf.tasks.text_classification_model import TextClassifier
+from albert_tf.tasks.text_classification.model import TextClassifier
 from helpers import BATCH, SEQ, tiny_config, tiny_inputs
 
 # Each builds a task model, with non-default head arguments, on a backbone.

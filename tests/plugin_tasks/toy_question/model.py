@@ -30,8 +30,5 @@ class QuestionHead(TaskModel):
             ops.cast(y["label"], "float32")[:, None], y_pred["logit"][:, None],
             from_logits=True))
 
-    def head_config(self):
+    def head_arguments(self):
         return {"dropout": self.dropout}
-
-    def get_config(self):
-        return {**super().get_config(), **self.head_config()}
