@@ -103,7 +103,8 @@ def export(run_dir, args):
     if not os.path.isfile(info_path):
         command("albert_tf.export", f"--model_dir={run_dir}", f"--export_dir={export_dir}",
                 "--version=1", f"--precision={args.precision}",
-                f"--tflite_variants={','.join(VARIANTS)}", f"--eval_data={args.data_dir}",
+                f"--formats={','.join(f'tflite:{v}' for v in VARIANTS)}",
+                f"--eval_data={args.data_dir}",
                 f"--calibration_examples={args.calibration_examples}")
     with open(info_path) as f:
         return json.load(f), os.path.join(export_dir, "1")
@@ -112,7 +113,8 @@ def export(run_dir, args):
 def _size_mb(folder, variant, info):
     """The file size of a variant: the SavedModel folder (without TFLite files), or its .tflite."""
     if variant.startswith("tflite_"):
-        entry = info["tflite_variants"][variant[len("tflite_"):]]
+        name = variant[len("tflite_"):]
+        entry = info["formats"]["tflite" if name == "float32" else f"tflite:{name}"]
         return os.path.getsize(os.path.join(folder, entry["file"])) / 2 ** 20
     total = 0
     for dirpath, _, names in os.walk(folder):

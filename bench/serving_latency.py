@@ -89,7 +89,7 @@ def serve_albert_tf_tflite(path, text_a, text_b):
     import numpy as np
 
     from albert_tf.tokenizer.loading import load_tokenizer
-    from albert_tf.export.tflite import TfliteModel
+    from albert_tf.export.formats.tflite.convert import TfliteModel
     from albert_tf.tasks.base import Example
     from albert_tf.tasks.sentence_prediction.task import encode_pairs
 

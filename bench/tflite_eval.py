@@ -24,7 +24,8 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
-from albert_tf.export import exporter, tflite  # noqa: E402
+from albert_tf.export import exporter  # noqa: E402
+from albert_tf.export.formats.tflite import convert as tflite  # noqa: E402
 from albert_tf.tasks.sentence_prediction import glue  # noqa: E402
 from albert_tf.tasks.sentence_prediction.task import GlueTask  # noqa: E402
 from albert_tf.tasks.finetuned import build_serving_module, load_finetuned  # noqa: E402

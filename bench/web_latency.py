@@ -82,7 +82,7 @@ def _base_bundle(folder, max_seq_length):
     from albert_tf.backbone import AlbertBackbone
     from albert_tf.tokenizer.loading import load_tokenizer
     from albert_tf.config import AlbertConfig
-    from albert_tf.export import web
+    from albert_tf.export.formats.web import bundle as web
     from albert_tf.export.classification import ClassifierServing
     from albert_tf.models import AlbertClassifier
 
@@ -139,7 +139,7 @@ def _serve(folder):
 
 def _with_build(folder, build, into):
     """A copy of the bundle `folder` that loads LiteRT.js's `build` instead."""
-    from albert_tf.export import web
+    from albert_tf.export.formats.web import bundle as web
 
     shutil.copytree(folder, into)
     for old in (into / "runtime" / "wasm").iterdir():
@@ -174,7 +174,7 @@ def tflite_worker(model_path, pairs_path):
     """The Python side (own process): ready time and per-request seconds."""
     import numpy as np
 
-    from albert_tf.export.tflite import TfliteModel
+    from albert_tf.export.formats.tflite.convert import TfliteModel
     from albert_tf.tokenizer.sentencepiece.host import HostTokenizer
     from albert_tf.tasks.base import Example
     from albert_tf.tasks.sentence_prediction.task import encode_pairs
@@ -229,7 +229,7 @@ def accuracy(model_dir, examples, work):
 
     from albert_tf.tokenizer.loading import load_tokenizer
     from albert_tf.export import exporter
-    from albert_tf.export.tflite import TfliteModel
+    from albert_tf.export.formats.tflite.convert import TfliteModel
     from albert_tf.tasks.sentence_prediction.task import encode_pairs
     from albert_tf.tasks.finetuned import build_serving_module
 

@@ -12,7 +12,7 @@ from albert_tf import checkpoints, lora
 from albert_tf.backbone import AlbertBackbone
 from albert_tf.checkpoints import native
 from albert_tf.checkpoints.weights import assign
-from albert_tf.export import exporter, formats, precision
+from albert_tf.export import exporter, precision
 from albert_tf.export.settings import ExportSettings
 from albert_tf.tokenizer.loading import load_tokenizer
 from albert_tf.training.run_folder import EXPORT_DIR, MODEL_DIR
@@ -135,7 +135,7 @@ def run_export(settings):
     folder = Finetuned(exporter.resolve_model_dir(settings.model_dir))
     options = folder.task.export_options(settings.task_options)
     names = settings.format_names()
-    calibrated = [entry.name for entry in formats.chosen(names) if entry.calibrated]
+    calibrated = [entry for entry in settings.format_entries() if entry.calibrated]
     data = export_data.TaskData(
         folder, settings.eval_data, settings.eval_split, settings.eval_examples,
         calibration=bool(calibrated), calibration_split=settings.calibration_split,
@@ -149,7 +149,8 @@ def run_export(settings):
         saved_module, _ = folder.serving_module(options, chosen["compute"], tokenizer)
     info.update(version=version, precision=chosen)
     target = exporter.write_export(
-        module, info, target, names, settings=settings, saved_module=saved_module,
+        module, info, target, names, format_options=settings.format_options,
+        saved_module=saved_module,
         model_dir=folder.model_dir, representative=data and data.calibration(module.input_names),
         evaluate=data and data.evaluate(module.input_names), renumber=settings.version is None)
     return {"export_dir": target, "evaluation": info.get("evaluation")}

@@ -96,7 +96,7 @@ def kernels_at_any_width():
 def exported(tmp_path_factory, task_name):
     """`(version_dir, model_dir, task, settings, model)`: the export of a tiny model.
 
-    Tasks: sst2 (exported with --quantize, so with a model.tflite), stsb,
+    Tasks: sst2 (exported with --quantize, so with its model_dynamic_int8.tflite), stsb,
     squad, squad_v2 (with a held-out threshold in the run's eval_results.json,
     chosen from `THRESHOLD_QUESTIONS`).
     """

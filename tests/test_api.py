@@ -118,7 +118,7 @@ def test_a_bad_flag_raises_the_commands_line(tmp_path):
             (api.export, {"model_dir": str(tmp_path), "export_dir": str(tmp_path / "e"),
                           "version": 0}, "version must be >= 1, got 0"),
             (api.export, {"model_dir": str(tmp_path), "export_dir": str(tmp_path / "e"),
-                          "tflite_variants": ["int8"]}, "formats: int8 is calibrated"),
+                          "tflite_variants": ["int8"]}, "formats: tflite:int8 is calibrated"),
             (api.predict, {"model": str(tmp_path / "none"), "inputs": ["x"]},
              "--model: no such file or folder"),
             (api.predict, {"model": str(tmp_path), "inputs": ["x"], "batch_size": 0},
@@ -168,7 +168,7 @@ def test_finetune_export_and_predict_from_the_shell_equal_the_functions(tmp_path
                   encoding="utf-8") as f:
             info = json.loads(f.read().replace(str(root), "RUN"))
         # (the converter's flatbuffer differs by a few bytes between any two conversions)
-        assert info["tflite"].pop("bytes") > 0
+        assert info["formats"]["tflite"].pop("bytes") > 0
         infos.append(info)
     assert infos[0] == infos[1]
 

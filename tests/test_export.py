@@ -80,13 +80,14 @@ def test_text_inputs_that_are_not_one_batch_of_vectors_are_refused(sst2, stsb):
 def test_export_layout_and_description(sst2):
     path, model_dir, _, settings, _ = sst2
     assert sorted(os.listdir(path)) == sorted(
-        ["assets", "assets.extra", "fingerprint.pb", "model.tflite", "saved_model.pb",
+        ["assets", "assets.extra", "fingerprint.pb", "model_dynamic_int8.tflite", "saved_model.pb",
          "variables"])
     info = helpers.export_info(path)
     assert info["task"] == "sst2" and info["inputs"] == ["text"]
     assert info["labels"] == ["0", "1"] and info["max_seq_length"] == settings.max_seq_length
-    assert info["tflite"]["quantized"] is True
-    assert os.path.getsize(os.path.join(path, "model.tflite")) == info["tflite"]["bytes"]
+    tflite = info["formats"]["tflite:dynamic_int8"]  # --quantize's current spelling
+    assert tflite["quantized"] is True
+    assert os.path.getsize(os.path.join(path, "model_dynamic_int8.tflite")) == tflite["bytes"]
 
 
 def test_versions_count_up_from_the_highest_numeric_folder(tmp_path):
@@ -121,7 +122,7 @@ def test_export_command(tmp_path, sst2):
     # TensorFlow's INFO lines (saver sharding, assets, fingerprint) are not printed.
     assert "Sharding callback" not in result.stderr and "Assets written" not in result.stderr
     assert sorted(os.listdir(root)) == ["5"]
-    assert helpers.export_info(str(root / "5"))["tflite"]["quantized"] is True
+    assert helpers.export_info(str(root / "5"))["formats"]["tflite:dynamic_int8"]["quantized"]
     assert cli.one_line_error(cli.run("albert_tf.export", f"--export_dir={root}")) == (
         "error: missing required flag(s): --model_dir")
 

@@ -28,7 +28,8 @@ from albert_tf import tasks
 from albert_tf.backbone import AlbertBackbone
 from albert_tf.tokenizer.loading import load_tokenizer
 from albert_tf.config import AlbertConfig
-from albert_tf.export import comparison, exporter, precision, tflite
+from albert_tf.export import comparison, exporter, precision
+from albert_tf.export.formats.tflite import convert as tflite
 from albert_tf.training import devices
 from albert_tf.training.finetuning import save_finetuned
 from conftest import FIXTURES
@@ -209,9 +210,7 @@ def test_export_command_rejects_bad_reduction_options(rte, tmp_path):
     model_dir = rte[0]
     base = [f"--model_dir={model_dir}", f"--export_dir={tmp_path}"]
     cases = {("--tflite_variants=float16,int4",): "error: formats: unknown export format "
-                                                  "'int4'; did you mean 'int8'? known export "
-                                                  "formats: dynamic_int8, float16, float32, "
-                                                  "int8, tflite, tflite_quantized, web",
+                                                  "'int4'; known export formats: tflite, web",
              (f"--eval_data={tmp_path}/none",): f"error: eval_data: no such folder "
                                                 f"{tmp_path}/none"}
     for args, message in cases.items():
@@ -229,9 +228,10 @@ def test_export_records_each_variants_metric_beside_the_float_models(rte, tmp_pa
                      f"--eval_data={DATA}", "--calibration_examples=16")
     assert result.returncode == 0, result.stderr[-3000:]
     info = helpers.export_info(str(tmp_path / "1"))
-    for entry in info["tflite_variants"].values():
+    assert sorted(info["formats"]) == ["tflite:float16", "tflite:int8"]
+    for entry in info["formats"].values():
         assert os.path.isfile(tmp_path / "1" / entry["file"])
-    assert info["tflite_variants"]["int8"]["calibration_examples"] == 16
+    assert info["formats"]["tflite:int8"]["calibration_examples"] == 16
     evaluation = info["evaluation"]
     assert (evaluation["split"], evaluation["examples"]) == ("dev", len(dev["token_ids"]))
     spec = tasks.get("rte").spec

@@ -26,16 +26,18 @@ def _settings(**changes):
 
 
 @pytest.mark.parametrize("changes, message", [
-    ({"formats": "float16,int4"}, "formats: unknown export format 'int4'; did you mean "
-                                  "'int8'? known export formats: dynamic_int8, float16, "
-                                  "float32, int8, tflite, tflite_quantized, web"),
-    ({"formats": "tflite", "quantize": True}, "formats: tflite and tflite_quantized both "
-                                              "write model.tflite; give one"),
-    ({"formats": "int8"}, "formats: int8 is calibrated on the task's data: give "
-                          "eval_data=the task's data folder"),
+    ({"formats": "float16,int4"}, "formats: unknown export format 'int4'; known export "
+                                  "formats: tflite, web"),
+    ({"formats": "tflite:int4"}, "formats: tflite has no variant 'int4'; its variants: "
+                                 "float32, float16, dynamic_int8, int8"),
+    ({"formats": "web,web:float16"}, "formats: web and web:float16 both write web; give one"),
+    ({"formats": "tflite:int8"}, "formats: tflite:int8 is calibrated on the task's data: "
+                                 "give eval_data=the task's data folder"),
     ({"precision": "fp16"}, "precision must be one of auto, fp32, bf16, got 'fp16'"),
-    ({"web_variant": "int8"}, "web_variant must be one of float32, float16, dynamic_int8, "
-                              "got 'int8'"),
+    ({"web_variant": "int8"}, "formats: web has no variant 'int8'; its variants: "
+                              "dynamic_int8, float16, float32"),
+    ({"format_options": {"web_wasm": "compat"}}, "web_wasm: an option of a format that "
+                                                 "--formats does not name"),
     ({"version": 0}, "version must be >= 1, got 0"),
     ({"eval_examples": 0}, "eval_examples must be >= 1, got 0"),
     ({"calibration_examples": -3}, "calibration_examples must be >= 1, got -3"),
@@ -46,21 +48,25 @@ def test_bad_settings_are_refused_naming_the_field(changes, message):
     assert str(error.value) == message
 
 
-def test_the_old_switches_add_their_formats_once():
+def test_each_format_has_one_spelling_and_the_former_ones_are_read_as_it():
     assert _settings().format_names() == ()
+    assert _settings(formats="tflite:float32").format_names() == ("tflite",)  # the default
     assert _settings(tflite=True).format_names() == ("tflite",)
-    assert _settings(tflite=True, quantize=True).format_names() == ("tflite_quantized",)
-    assert _settings(formats="float16, web,float16", web=True, quantize=True).format_names() == (
-        "float16", "web", "tflite_quantized")
+    assert _settings(tflite=True, quantize=True).format_names() == ("tflite:dynamic_int8",)
+    assert _settings(formats="float16, web,tflite:float16", web=True, quantize=True
+                     ).format_names() == ("tflite:float16", "web", "tflite:dynamic_int8")
+    assert _settings(formats="tflite_quantized,float32,int8", eval_data="d").format_names() == (
+        "tflite:dynamic_int8", "tflite", "tflite:int8")
+    assert _settings(web_variant="float16").format_names() == ("web:float16",)
 
 
 def test_missing_files_are_named_before_any_work(tmp_path, monkeypatch):
-    from albert_tf.export import web
+    from albert_tf.export.formats.web import bundle as web
 
     with pytest.raises(FileNotFoundError, match=f"eval_data: no such folder {tmp_path}/none"):
         _settings(eval_data=str(tmp_path / "none")).check_files()
     monkeypatch.setattr(web, "node_modules", lambda: tmp_path)  # no runtime installed there
-    _settings(formats="float16").check_files()
+    _settings(formats="tflite:float16").check_files()
     with pytest.raises(FileNotFoundError, match="make web-deps"):
         _settings(formats="web").check_files()
 
@@ -145,14 +151,20 @@ def _write_golden(job, path):
     outputs = {k: np.asarray(v) for k, v in module.run_model(inputs).items()}
     np.savez(path, **{f"input_{k}": v for k, v in inputs.items()}, **outputs)
     return {"file": os.path.basename(path), "outputs": sorted(outputs),
-            "note": job.option("web_variant", "no settings")}
+            "note": job.options.golden_note}
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class GoldenOptions(Settings):
+    golden_note: str = setting("none", "golden: a note stored in its description.")
 
 
 @pytest.fixture
 def golden_format():
-    entry = formats.register(formats.Format("golden", "golden.npz, outputs of fixed inputs",
-                                            "golden.npz", _write_golden,
-                                            info_key=("checks", "golden")))
+    entry = formats.register(formats.Format(
+        "golden", "golden.npz, outputs of fixed inputs",
+        {"fixed": ("golden.npz", "the outputs of two fixed rows")},
+        lambda job, variant, path: _write_golden(job, path), options_class=GoldenOptions))
     yield entry
     formats.REGISTRY.unregister(entry.name)
 
@@ -162,19 +174,20 @@ def test_a_format_defined_here_is_written_by_run_export(tmp_path, golden_format)
 
     model_dir, _, _, model = helpers.finetuned_dir(tmp_path / "run", "sst2")
     settings = ExportSettings(model_dir=model_dir, export_dir=str(tmp_path / "export"),
-                              precision="fp32", formats="golden", tflite=True)
+                              precision="fp32", formats="golden", tflite=True,
+                              format_options={"golden_note": "given"})
     assert settings.format_names() == ("golden", "tflite")
+    assert GoldenOptions in formats.option_classes()  # the export command's flags
     target = finetuned.run_export(settings)["export_dir"]
     info = helpers.export_info(target)
-    assert info["checks"]["golden"] == {"file": "golden.npz", "outputs": ["logits"],
-                                        "note": "dynamic_int8"}  # it read the settings
-    assert golden_format.described(info) == info["checks"]["golden"]
+    assert info["formats"]["golden"] == {"file": "golden.npz", "outputs": ["logits"],
+                                         "note": "given"}  # it read its own option
     saved = dict(np.load(os.path.join(target, "golden.npz")))
     inputs = {k[len("input_"):]: v for k, v in saved.items() if k.startswith("input_")}
     np.testing.assert_allclose(saved["logits"], model(inputs)["logits"], atol=1e-5)
-    assert info["tflite"]["file"] == "model.tflite"  # the built-in formats beside it
+    assert info["formats"]["tflite"]["file"] == "model.tflite"  # the built-in ones beside it
     # What the measurement runs: the SavedModel and the formats that give runners.
-    runners = formats.runners(target, info, formats.chosen(settings.format_names()))
+    runners = formats.runners(target, info, settings.format_entries())
     assert list(runners) == ["saved_model_fp32", "tflite_float32"]
     for run in runners.values():
         np.testing.assert_allclose(run(inputs)["logits"], saved["logits"], atol=1e-4)

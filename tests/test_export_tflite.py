@@ -12,7 +12,8 @@ import numpy as np
 import pytest
 
 import export_helpers as helpers
-from albert_tf.export import exporter, tflite
+from albert_tf.export import exporter
+from albert_tf.export.formats.tflite import convert as tflite
 from albert_tf.tasks import finetuned
 from helpers import tiny_inputs
 
@@ -59,7 +60,7 @@ def test_float_tflite_matches_the_saved_model(tmp_path_factory, task_name):
 
 def test_quantized_export_is_smaller_and_close(tmp_path_factory):
     path, model_dir, *_ = helpers.exported(tmp_path_factory, "sst2")  # exported --quantize
-    info = helpers.export_info(path)["tflite"]
+    info = helpers.export_info(path)["formats"]["tflite:dynamic_int8"]
     quantized = tflite.TfliteModel(path=f"{path}/{info['file']}")
     module, _ = finetuned.build_serving_module(model_dir)
     float_bytes = len(tflite.convert(module, quantize=False))
@@ -75,7 +76,7 @@ def test_quantized_export_is_smaller_and_close(tmp_path_factory):
 
 def test_tflite_model_checks_its_inputs(tmp_path_factory):
     path, *_ = helpers.exported(tmp_path_factory, "sst2")
-    model = tflite.TfliteModel(path=f"{path}/{exporter.TFLITE_FILE}")
+    model = tflite.TfliteModel(path=f"{path}/model_dynamic_int8.tflite")
     inputs = _inputs(model.input_names, model.max_seq_length)
     with pytest.raises(ValueError, match=r"missing inputs \['segment_ids'\]"):
         model(**{k: v for k, v in inputs.items() if k != "segment_ids"})

@@ -19,7 +19,7 @@ from albert_tf import tasks
 from albert_tf import load_tokenizer
 from albert_tf.backbone import AlbertBackbone
 from albert_tf.config import AlbertConfig
-from albert_tf.export.tflite import TfliteModel
+from albert_tf.export.formats.tflite.convert import TfliteModel
 from albert_tf.training.finetuning import save_finetuned
 from albert_tf.training.settings import FinetuneSettings
 from conftest import FIXTURES
@@ -107,7 +107,7 @@ def test_multi_class_export_serves_labels_and_probabilities_in_a_fresh_process(t
     np.testing.assert_allclose(got["probabilities"], want, atol=1e-5)
     assert got["label"] == [info["labels"][i] for i in np.argmax(want, -1)]
     # TFLite: token ids in, the same logits out.
-    tflite = TfliteModel(os.path.join(version, info["tflite"]["file"]))
+    tflite = TfliteModel(os.path.join(version, info["formats"]["tflite"]["file"]))
     ids = helpers.signature(version, "encoded")
     inputs = {"token_ids": np.full((2, 24), 0, np.int32), "segment_ids": np.zeros((2, 24),
                                                                                   np.int32),

@@ -101,7 +101,7 @@ def test_tflite_gives_the_logits(crf):
     import tensorflow as tf
 
     from albert_tf.tokenizer.loading import load_tokenizer
-    from albert_tf.export import tflite
+    from albert_tf.export.formats.tflite import convert as tflite
     from albert_tf.export.token_classification import TokenClassifierServing
     from albert_tf.tasks.token_classification import tagging
     from export_helpers import token_model

@@ -1,4 +1,4 @@
-"""The web page's decoding (`albert_tf/export/web_assets/`'s text.js and decoders, in Node) against the
+"""The web page's decoding (`albert_tf/export/formats/web/assets/`'s text.js and decoders, in Node) against the
 serving graph's own functions: text cuts, word starts, CRF Viterbi, question windows,
 long-text (pair) windows."""
 
@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from albert_tf.export import web
+from albert_tf.export.formats.web import bundle as web
 from albert_tf.steps import text_limit
 from albert_tf.steps import squad_windows
 from token_reference import word_starts

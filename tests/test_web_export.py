@@ -12,7 +12,7 @@ import threading
 import numpy as np
 import pytest
 
-from albert_tf.export import web
+from albert_tf.export.formats.web import bundle as web
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 NODE = shutil.which("node")

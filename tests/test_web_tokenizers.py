@@ -9,7 +9,7 @@ import subprocess
 
 import pytest
 
-from albert_tf.export import web
+from albert_tf.export.formats.web import bundle as web
 from albert_tf.tokenizer.sentencepiece.host import HostTokenizer
 from albert_tf.tokenizer.wordpiece.host import HostWordPieceTokenizer
 

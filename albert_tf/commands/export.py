@@ -1,14 +1,14 @@
 r"""Exports a fine-tuned model for TF Serving (and optionally TFLite, a web page).
 
     python -m albert_tf.export --model_dir=runs/rte --export_dir=exports/rte \
-        [--version=N] [--formats=tflite,float16,dynamic_int8,int8,web] \
+        [--version=N] [--formats=tflite,tflite:float16,tflite:int8,web] \
         [--precision=auto|fp32|bf16] [--null_threshold=X] [--threshold=P] \
         [--eval_data=glue/RTE [--eval_split=dev] [--calibration_examples=N]]
 
-The flags are `albert_tf.export.settings.ExportSettings`'s, and the export
-options of the tasks (`Task.export_options_class`); `--tflite`, `--quantize`,
-`--web` and `--tflite_variants` are the older spellings of `--formats`
-entries. Writes `<export_dir>/<version>/` (default version: one more than the
+The flags are `albert_tf.export.settings.ExportSettings`'s, the export options
+of the tasks (`Task.export_options_class`) and the formats' own options
+(`Format.options_class`); `--tflite`, `--quantize`, `--web`, `--web_variant`
+and `--tflite_variants` are the former spellings of `--formats` entries. Writes `<export_dir>/<version>/` (default version: one more than the
 highest there) and prints its path. With `--eval_data`, each variant's task metric
 and batch-1 latency are recorded beside the float model's in the export's
 `assets.extra/albert_tf_export.json` (and printed). See SERVING.md.
@@ -21,6 +21,7 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 from albert_tf import tasks  # noqa: E402 - the registry (no TensorFlow): export options as flags
 from albert_tf.commands import cli  # noqa: E402
 from albert_tf.commands.program import Flags, Program  # noqa: E402
+from albert_tf.export import formats  # noqa: E402
 from albert_tf.export.settings import ExportSettings  # noqa: E402
 
 
@@ -53,4 +54,6 @@ def _describe(evaluation):
 # (its INFO lines quieted: signature renames, saver sharding, assets)
 PROGRAM = Program("export", run, Flags(ExportSettings),
                   Flags(tasks.export_option_classes, under="task_options",
-                        default_from="the task's own"))
+                        default_from="the task's own"),
+                  Flags(formats.option_classes, under="format_options",
+                        default_from="the format's own"))

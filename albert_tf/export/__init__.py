@@ -25,7 +25,6 @@ from albert_tf.lazy import lazy_exports
 # What an export holds besides the SavedModel (read by albert_tf.predict
 # without importing TensorFlow).
 INFO_FILE = os.path.join("assets.extra", "albert_tf_export.json")
-TFLITE_FILE = "model.tflite"
 
 _EXPORTS = {
     "ExportSettings": "albert_tf.export.settings",
@@ -38,7 +37,7 @@ _EXPORTS = {
     "ClassifierServing": "albert_tf.export.classification",
     "MultiLabelServing": "albert_tf.export.classification",
     "SquadServing": "albert_tf.export.squad",
-    "TfliteModel": "albert_tf.export.tflite",
+    "TfliteModel": "albert_tf.export.formats.tflite.convert",
 }
 __all__ = sorted(_EXPORTS)
 

@@ -17,7 +17,7 @@ from albert_tf.layers.fused import plain_ops
 
 TOKEN_INPUTS = ("token_ids", "segment_ids", "padding_mask")
 # The browser's decoders of the built-in serving modules (`ServingModule.web_decoder`).
-WEB_ASSETS = pathlib.Path(__file__).with_name("web_assets")
+WEB_ASSETS = pathlib.Path(__file__).parent / "formats" / "web" / "assets"
 # Model inputs are run this many tokens at a time (`ServingModule.run_model_in_chunks`).
 CHUNK_TOKENS = 4096
 

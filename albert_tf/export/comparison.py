@@ -13,7 +13,7 @@ import time
 
 import numpy as np
 
-from albert_tf.export import tflite as tflite_lib
+from albert_tf.export.formats.tflite import convert as tflite_lib
 
 LATENCY_CALLS = 20  # timed batch-1 calls per variant, after two warm-up calls
 THROUGHPUT_EXAMPLES = 256  # timed in calls of 32 per variant, after one warm-up call

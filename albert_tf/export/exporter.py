@@ -13,7 +13,7 @@ import tempfile
 import tensorflow as tf
 
 from albert_tf.checkpoints import native
-from albert_tf.export import INFO_FILE, TFLITE_FILE  # noqa: F401 (read here by callers)
+from albert_tf.export import INFO_FILE  # noqa: F401 (read here by callers)
 from albert_tf.export import formats as formats_lib
 from albert_tf.io_utils import atomic_file, folder_lock, place_new, share_tree
 from albert_tf.training.run_folder import MODEL_DIR
@@ -66,14 +66,14 @@ def write_info(info, path):
         json.dump(info, f, indent=2, sort_keys=True)
 
 
-def write_export(module, info, target, formats=(), *, settings=None, saved_module=None,
+def write_export(module, info, target, formats=(), *, format_options=None, saved_module=None,
                  model_dir=None, representative=None, evaluate=None, renumber=False):
     """Writes the SavedModel of a serving module into the version folder `target`.
 
-    formats: names of what to write beside it (`albert_tf.export.formats`:
-    `tflite`, a TFLite variant, `web`, ...), each written from `module` and
-    described in `info` where the format says. settings: the export's
-    `ExportSettings`, for the formats' options (None: their defaults);
+    formats: the list of what to write beside it (`albert_tf.export.formats`:
+    `tflite`, `tflite:float16`, `web`, ...), each written from `module` and
+    described in `info["formats"]`. format_options: the formats' own options
+    given (`ExportSettings.format_options`; None: their defaults);
     model_dir: the fine-tuned folder (files beside the model, e.g. the web
     bundle's tokenizer); representative: the calibration inputs of the
     calibrated formats (`int8`).
@@ -95,15 +95,16 @@ def write_export(module, info, target, formats=(), *, settings=None, saved_modul
         the version folder written.
     """
     entries = formats_lib.chosen(formats)
+    options = formats_lib.options(entries, format_options or {})
     for entry in entries:  # what cannot be written, refused before any file is
-        if entry.prepare is not None:
-            entry.prepare(module)
-    job = formats_lib.Job(module, settings, model_dir, representative)
+        if entry.format.prepare is not None:
+            entry.format.prepare(module)
     root = os.path.dirname(os.path.abspath(target))
     os.makedirs(root, exist_ok=True)
     tmp = tempfile.mkdtemp(prefix=f".{os.path.basename(target)}.tmp-", dir=root)
     try:
-        _write_files(module, info, tmp, job, entries, saved_module, evaluate)
+        _write_files(module, info, tmp, entries, options, (model_dir, representative),
+                     saved_module, evaluate)
         share_tree(tmp)
         with folder_lock(root):
             if renumber and os.path.lexists(target):
@@ -121,10 +122,14 @@ def write_export(module, info, target, formats=(), *, settings=None, saved_modul
     return target
 
 
-def _write_files(module, info, tmp, job, entries, saved_module, evaluate):
-    """Every file of the export, into the folder `tmp`."""
+def _write_files(module, info, tmp, entries, options, sources, saved_module, evaluate):
+    """Every file of the export, into the folder `tmp`; `sources`: the model folder and
+    the calibration inputs."""
+    model_dir, representative = sources
     for entry in entries:
-        entry.record(info, entry.write(job, os.path.join(tmp, entry.path)))
+        job = formats_lib.Job(module, options.get(entry.format.name), model_dir,
+                              representative if entry.calibrated else None)
+        entry.record(info, entry.format.write(job, entry.variant, os.path.join(tmp, entry.path)))
     save_module(saved_module or module, info, tmp)
     if evaluate is not None:
         info["evaluation"] = evaluate(formats_lib.runners(tmp, info, entries))

@@ -4,14 +4,14 @@ Its flags are made from `ExportSettings` (`albert_tf.commands.program`), and
 a Python caller builds the same settings from keyword arguments; either way
 they are validated here, before TensorFlow loads. A task's own export options
 (SQuAD v2.0's `null_threshold`, ...) are the task's `export_options_class`,
-carried under `task_options` and validated by the task.
+carried under `task_options` and validated by the task; a format's own
+(the web bundle's `web_wasm`) its `options_class`, under `format_options`.
 """
 
 import dataclasses
 import os
 
 from albert_tf.export import formats as formats_lib
-from albert_tf.export import web as web_lib
 from albert_tf.export.precision import PRECISIONS
 from albert_tf.settings import POSITIVE, Settings, setting
 
@@ -27,23 +27,17 @@ class ExportSettings(Settings):
                              "training's --precision=auto; recorded in the export).",
                              choices=PRECISIONS)
     formats: str = setting("", help="What to write beside the SavedModel, a comma-separated "
-                           "list of export formats (albert_tf.export.formats): " + "; ".join(
+                           "list of export formats, each NAME or NAME:VARIANT "
+                           "(albert_tf.export.formats): " + "; ".join(
                                f"{name}: {formats_lib.get(name).help}"
                                for name in formats_lib.names()) + ".",
                            aliases=("tflite_variants",))
-    tflite: bool = setting(False, help="Also write model.tflite (token ids in): adds tflite "
-                           "to --formats.")
-    quantize: bool = setting(False, help="model.tflite with dynamic-range int8 weights "
-                             "(implies --tflite): adds tflite_quantized to --formats.")
-    web: bool = setting(False, help="Also write web/ (see --formats): adds web to --formats.")
-    web_variant: str = setting(web_lib.DEFAULT_VARIANT, help="The TFLite variant of web/: "
-                               "float32, float16 or dynamic_int8.", choices=web_lib.VARIANTS)
-    web_wasm: str = setting(web_lib.DEFAULT_WASM_BUILD, help="LiteRT.js WebAssembly of web/: "
-                            "auto (both builds; each browser loads one: relaxed_simd where it "
-                            "has relaxed SIMD, else compat), relaxed_simd (Chromium-based "
-                            "browsers; the fastest) or compat (every browser; 9.3 MB less "
-                            "than auto, about 3x slower where relaxed SIMD exists).",
-                            choices=web_lib.WASM_CHOICES)
+    # The spellings of earlier releases, each an entry of --formats.
+    tflite: bool = setting(False, help="Former spelling of --formats=tflite.")
+    quantize: bool = setting(False, help="Former spelling of --formats=tflite:dynamic_int8 "
+                             "(model_dynamic_int8.tflite).")
+    web: bool = setting(False, help="Former spelling of --formats=web.")
+    web_variant: str | None = setting(None, help="Former spelling of --formats=web:VARIANT.")
     eval_data: str | None = setting(None, help="The task's data folder (as finetune "
                                     "--data_dir): each variant's metric on --eval_split is "
                                     "recorded beside the float model's.")
@@ -59,6 +53,8 @@ class ExportSettings(Settings):
     task_options: dict = setting({}, help="The task's export options (its "
                                  "`export_options_class`'s fields), validated by the task.",
                                  flag=False)
+    format_options: dict = setting({}, help="The formats' own options (their "
+                                   "`options_class`es' fields).", flag=False)
 
     def __post_init__(self):
         # A Python caller may give the formats as a list.
@@ -66,21 +62,27 @@ class ExportSettings(Settings):
             object.__setattr__(self, "formats", ",".join(self.formats))
         super().__post_init__()
 
-    def format_names(self):
-        """The formats to write, each once, in order: `formats`, then what the
-        switches `tflite`, `quantize` (which implies tflite) and `web` add."""
+    def format_entries(self):
+        """The `formats.Entry`s to write, each once, in order: `formats` (its former
+        spellings read as the current ones), then the entries the former switches
+        `quantize` (with or without `tflite`), `tflite`, `web` and `web_variant` add."""
         names = [name.strip() for name in self.formats.split(",") if name.strip()]
         if self.quantize:
-            names.append("tflite_quantized")
+            names.append("tflite:dynamic_int8")
         elif self.tflite:
             names.append("tflite")
-        if self.web:
-            names.append("web")
-        return tuple(dict.fromkeys(names))
+        if self.web or self.web_variant:
+            names.append(f"web:{self.web_variant}" if self.web_variant else "web")
+        return formats_lib.chosen(names)
+
+    def format_names(self):
+        """The spellings of `format_entries` (`tflite`, `tflite:float16`, `web`, ...)."""
+        return tuple(entry.spelling for entry in self.format_entries())
 
     def checks(self):
-        entries = formats_lib.chosen(self.format_names())  # unknown names, shared paths
-        calibrated = [entry.name for entry in entries if entry.calibrated]
+        entries = self.format_entries()  # unknown names, shared paths
+        formats_lib.options(entries, self.format_options)  # the formats' own options
+        calibrated = [entry.spelling for entry in entries if entry.calibrated]
         return ((self.eval_data or not calibrated,
                  f"formats: {calibrated[0]} is calibrated on the task's data: give "
                  "eval_data=the task's data folder" if calibrated else ""),)
@@ -89,6 +91,6 @@ class ExportSettings(Settings):
         """What the export needs on disk besides the model (cheap: before any work)."""
         if self.eval_data and not os.path.isdir(self.eval_data):
             raise FileNotFoundError(f"eval_data: no such folder {self.eval_data}")
-        for entry in formats_lib.chosen(self.format_names()):
-            if entry.check is not None:
-                entry.check(self)
+        for entry in self.format_entries():
+            if entry.format.check is not None:
+                entry.format.check(self)

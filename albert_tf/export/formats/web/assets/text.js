@@ -4,7 +4,7 @@
 // it too (tests/web/check_decode.mjs).
 //
 // A decoder (decoder.js in the bundle: the serving module's own, see
-// albert_tf/export/web_assets/decoder_*.js) exports `answer(model, values)`: one
+// albert_tf/export/formats/web/assets/decoder_*.js) exports `answer(model, values)`: one
 // row's answer from its inputs (one value per name of head.inputs), where
 // `model` has `head` (head.json), `rules` (a TextRules), `tokenizer` and
 // `run(packed)`, async: {token_ids, segment_ids, padding_mask[, p_mask]}

@@ -5,7 +5,7 @@ model `token_ids`, `segment_ids`, `padding_mask` (and `p_mask` for question
 answering) as int32 `(batch_size, max_seq_length)`, padded to exactly
 `max_seq_length`. The batch size is free (the signature runner resizes).
 
-Variants (`albert_tf.export.formats.TFLITE_VARIANTS`), all with int32 ids in and float32 outputs:
+Variants (`albert_tf.export.formats.tflite.VARIANTS`), all with int32 ids in and float32 outputs:
 - `float32`: no reduction.
 - `float16`: weights stored as float16, dequantized to float32 when loaded.
 - `dynamic_int8` (`quantize=True`): weights stored as int8, activations
@@ -23,7 +23,7 @@ import numpy as np
 import tensorflow as tf
 
 from albert_tf.export.base import token_specs
-from albert_tf.export.formats import TFLITE_VARIANTS
+from albert_tf.export.formats.tflite import VARIANTS as TFLITE_VARIANTS
 
 SIGNATURE = "encoded"
 

@@ -17,11 +17,12 @@ import pathlib
 import re
 import shutil
 
+from albert_tf.export.formats.web import WASM_CHOICES
 from albert_tf.tokenizer import normalization
 from albert_tf.tokenizer.base import get_type
 from albert_tf.tokenizer.web import TEXT_SCRIPT, special_ids
 
-ASSETS = pathlib.Path(__file__).with_name("web_assets")
+ASSETS = pathlib.Path(__file__).with_name("assets")
 
 
 # --- The bundle -------------------------------------------------------------
@@ -33,7 +34,6 @@ ASSET_FILES = ("albert.js", "text.js", "index.html")
 TOKENIZER_SCRIPT, TOKENIZER_TEXT_SCRIPT, DECODER_SCRIPT = (
     "tokenizer.js", "tokenizer_text.js", "decoder.js")
 DEFAULT_VARIANT = "dynamic_int8"
-VARIANTS = ("float32", "float16", "dynamic_int8")  # full-integer int8 needs calibration data
 NODE_MODULES_HINT = "run `make web-deps` (npm ci) in the albert_tf checkout"
 
 # (package file under node_modules, file in the bundle, {import to rewrite: new import}).
@@ -56,7 +56,6 @@ RUNTIME_FILES = (
 # threaded build needs cross-origin isolation, which a plain static server
 # does not give; JSPI is not in every browser.)
 WASM_BUILDS = {"relaxed_simd": "litert_wasm_internal", "compat": "litert_wasm_compat_internal"}
-WASM_CHOICES = ("auto",) + tuple(WASM_BUILDS)
 DEFAULT_WASM_BUILD = "auto"
 
 
@@ -206,7 +205,7 @@ def write(module, host_tokenizer, folder, variant=DEFAULT_VARIANT, runtime=None,
 
     Returns a description of it (JSON-able): its files and their sizes.
     """
-    from albert_tf.export import tflite
+    from albert_tf.export.formats.tflite import convert
 
     if wasm_build not in WASM_CHOICES:
         raise ValueError(f"unknown LiteRT.js build {wasm_build!r}; choose from "
@@ -219,7 +218,7 @@ def write(module, host_tokenizer, folder, variant=DEFAULT_VARIANT, runtime=None,
     vocab_name = write_tokenizer(folder, host_tokenizer, runtime)
     builds = copy_wasm(folder, runtime, wasm_build)
     # Batch 1: LiteRT.js runs a model at the shapes it was converted with.
-    described = tflite.write(module, str(folder / MODEL_FILE), variant, batch_size=1)
+    described = convert.write(module, str(folder / MODEL_FILE), variant, batch_size=1)
     # A folder lets LiteRT.js choose among the builds in it; a file is loaded as named.
     head.update(vocabulary=vocab_name, model=MODEL_FILE, variant=described["variant"],
                 special=special_ids(host_tokenizer), wasm_build=wasm_build,
