@@ -4,15 +4,22 @@
 window in Python and numpy, as google-research/albert `squad_utils.py`
 (`convert_examples_to_features`) does: `doc_windows` its loop over document
 spans, `max_context` its `_check_is_max_context`, `answer_token_span` the
-first and last token overlapping an answer. It reads the examples and answers
-as `featurize` does (`_tokenize_contexts`, `_answer_chars`); only the
-windows, their token arrays and labels are its own.
+first and last token overlapping an answer, `answer_chars` where the answer
+is (its text at its `answer_start`, its words separated by any whitespace, as
+`read_squad_examples` compares the whitespace-split texts). Nothing of the
+featurization it checks is imported: the tokenizer's ids and offsets and the
+`Features` container are its only inputs.
 """
+
+import collections
 
 import numpy as np
 
 from albert_tf.data.features import Features
-from albert_tf.tasks.squad.data import Window, _answer_chars, _Skip, _tokenize_contexts
+
+Window = collections.namedtuple("Window", ["question_index", "doc_start", "doc_length",
+                                           "query_length"])
+Context = collections.namedtuple("Context", ["ids", "starts", "ends"])
 
 _TOKEN_ARRAYS = {"token_ids": np.int32, "segment_ids": np.int32, "p_mask": np.int32,
                  "token_start_char": np.int32, "token_end_char": np.int32,
@@ -56,14 +63,41 @@ def answer_token_span(starts, ends, char_start, char_end):
     return (int(hit[0]), int(hit[-1])) if hit.size else None
 
 
+def answer_chars(context, text, start):
+    """`[begin, end)` of the answer `text` at character `start` of `context`, or None:
+    its words, one after the other from `start` on (whitespace before the first
+    skipped), with any run of whitespace between two of them."""
+    words, at = text.split(), start
+    if not words:
+        return None
+    while at < len(context) and context[at].isspace():
+        at += 1
+    begin = at
+    for i, word in enumerate(words):
+        if i:
+            gap = at
+            while at < len(context) and context[at].isspace():
+                at += 1
+            if at == gap:
+                return None
+        if context[at:at + len(word)] != word:
+            return None
+        at += len(word)
+    return begin, at
+
+
 def _answer(example, context, is_training):
     """`(first, last)` context token of the first answer, None, or "skip"."""
-    try:
-        chars = _answer_chars(example, is_training)
-    except _Skip:
-        return "skip"
-    tokens = None if chars is None else answer_token_span(context.starts, context.ends, *chars)
-    return "skip" if chars is not None and tokens is None and is_training else tokens
+    if example.is_impossible or not example.answers:
+        return None
+    text, start = example.answers[0]
+    chars = answer_chars(example.context, text, start)
+    if chars is None:  # a training answer not where the file says is left out
+        if is_training:
+            return "skip"
+        chars = (start, start + len(text))
+    tokens = answer_token_span(context.starts, context.ends, *chars)
+    return "skip" if tokens is None and is_training else tokens
 
 
 def _labels(answer, window, query_length):
@@ -95,7 +129,8 @@ def _fill(arrays, row, query, context, window, is_max, sep_id):
 def featurize(examples, tokenizer, max_seq_length=384, doc_stride=128, max_query_length=64,
               is_training=False):
     """`(Features, windows)` as `tasks.squad.data.featurize` returns them."""
-    contexts = _tokenize_contexts(examples, tokenizer)
+    contexts = {c: Context(*(np.array(a, np.int32) for a in tokenizer.encode_with_offsets(c)))
+                for c in dict.fromkeys(e.context for e in examples)}
     queries = tokenizer.encode_batch([e.question for e in examples])
     plan = []
     for index, example in enumerate(examples):
