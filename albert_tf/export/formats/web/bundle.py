@@ -74,7 +74,7 @@ def _without_sample_models(data, path):
 
 def node_modules():
     """The checkout's node_modules folder (where `make web-deps` installs)."""
-    return pathlib.Path(__file__).resolve().parents[2] / "node_modules"
+    return pathlib.Path(__file__).resolve().parents[4] / "node_modules"
 
 
 def check_runtime(root=None):
