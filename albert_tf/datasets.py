@@ -6,7 +6,7 @@
 |---|---|---|
 | GLUE (cola sst2 mrpc stsb qqp mnli qnli rte wnli) | the GLUE benchmark's task archives (MRPC: Microsoft's files and GLUE's dev split) | `glue/<Task>/*.tsv`, as GLUE distributes them |
 | SQuAD v1.1, v2.0 (squad, squad_v2) | the SQuAD explorer's JSON files | `squad/{train,dev}-v<version>.json` |
-| CLUE (afqmc tnews iflytek cmnli ocnli cluewsc2020 csl), CMRC 2018 | CLUE's public task archives | `clue/<task>/{train,dev,test}.json` |
+| CLUE (afqmc tnews iflytek cmnli ocnli cluewsc2020 csl), CMRC 2018, CHID | CLUE's public task archives | `clue/<task>/{train,dev,test}.json` (CHID: its `*_answer.json` and `test1.1.json`) |
 
 Each task says where its data comes from (`tasks.base.Task.data_source`, a
 `DataSource` made by the functions below; GLUE's and CLUE's in their spec

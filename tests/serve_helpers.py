@@ -198,7 +198,7 @@ def check_request_against_metadata(body, signatures, where):
 def _check_shown_values(shown, body, info, where):
     """What a documented answer says agrees with itself, its request and the export:
     a label of the export's, at its label_id, the most probable; a choice at its
-    index; an answer at its offsets into the context."""
+    index (an idiom at each blank's); an answer at its offsets into the context."""
     request = json.loads(body) if body else {}
     rows = request.get("instances") or ([request["inputs"]] if "inputs" in request else [])
     answers = shown.get("predictions") or [shown.get("outputs", {})]
@@ -218,6 +218,9 @@ def _check_shown_values(shown, body, info, where):
             assert row["choices"][answer["choice_index"]] == answer["choice"], where
             assert all(p == 0 for p, c in zip(answer["probabilities"], row["choices"])
                        if not c) and abs(sum(answer["probabilities"]) - 1) < 2e-3, where
+        if "idiom" in answer:
+            assert answer["idiom"] == [row["candidates"][i] if i >= 0 else ""
+                                       for i in answer["choice_index"]], where
         if "start" in answer:
             assert row["context"][answer["start"]:answer["end"]] == answer["answer"], where
 

@@ -45,7 +45,7 @@ def test_every_task_with_public_data_has_a_source():
     sources = tasks.data_sources()
     assert set(sources) == {"cola", "sst2", "mrpc", "stsb", "qqp", "mnli", "qnli", "rte",
                             "wnli", "squad", "squad_v2", "afqmc", "tnews", "iflytek", "cmnli",
-                            "ocnli", "cluewsc2020", "csl", "cmrc2018"}
+                            "ocnli", "cluewsc2020", "csl", "cmrc2018", "chid"}
     assert all(source.name == name for name, source in sources.items())
     # The GLUE folder is named once, in the task's spec row.
     assert sources["sst2"].folder == f"glue/{glue.get_spec('sst2').folder}" == "glue/SST-2"
@@ -90,6 +90,19 @@ def test_squad_and_clue_files(tmp_path, web):
         {"train.json": "{}\n", "dev.json": "{}\n", "test.json": "{}\n"})
     assert sorted(os.listdir(fetch_task("afqmc", str(tmp_path)))) == [
         "dev.json", "test.json", "train.json"]
+
+
+def test_clues_chid_archive_lands_where_the_task_reads_it(tmp_path, web):
+    from albert_tf.tasks.chid.data import read_chid
+
+    line = json.dumps({"candidates": ["一心一意", "三心二意"], "content": ["甲#idiom000007#乙"]},
+                      ensure_ascii=False)
+    web[datasets.CLUE_URL.format(name="chid")] = _zip(
+        {"chid/train.json": line + "\n", "chid/train_answer.json": '{"#idiom000007#": 1}',
+         "chid/test1.1.json": line + "\n"})
+    folder = fetch_task("chid", str(tmp_path))
+    assert folder == str(tmp_path / "clue" / "chid")
+    assert [(b.key, b.label) for b in read_chid(folder, "train")] == [("#idiom000007#", 1)]
 
 
 def test_without_network_one_line_says_what_and_where(tmp_path, web):

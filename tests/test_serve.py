@@ -69,7 +69,7 @@ def test_every_documented_rte_request_is_valid_and_answered(served):
     server, version_dir = served
     requests = serve_helpers.documented_requests(ROOT)
     # The models the examples call; each served by a test (the others in test_serve_docs.py).
-    assert sorted({r.model for r in requests}) == ["c3", "ner", "rte", "squad_v2"]
+    assert sorted({r.model for r in requests}) == ["c3", "chid", "ner", "rte", "squad_v2"]
     rte = [r for r in requests if r.model == "rte"]
     assert sorted(r.kind or "metadata" for r in rte) == [
         "metadata", "model_version_status", "outputs", "outputs", "predictions"]

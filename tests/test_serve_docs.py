@@ -1,6 +1,6 @@
 """What SERVING.md shows a deployment: its requests and its KServe manifests.
 
-- Every request shown for SQuAD v2.0, C3 and NER, sent to `albert-tf serve` on
+- Every request shown for SQuAD v2.0, C3, CHID and NER, sent to `albert-tf serve` on
   127.0.0.1 serving a tiny export of that task (slow tier: an export and a server per
   task; the RTE examples run in the default tier, in test_serve.py): each is valid
   against the served metadata and answered 200, each answer shown has the served
@@ -56,12 +56,14 @@ def _export(tmp_path_factory, name):
     folder = tmp_path_factory.mktemp(name)
     if name == "c3":
         return _chinese_export(folder, "c3", max_qa_length=8)
+    if name == "chid":
+        return _chinese_export(folder, "chid")
     return _chinese_export(folder, "token_classification",
                            entity_tags="O,B-LOC,I-LOC,B-ORG,I-ORG,B-PER,I-PER")
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("name", ["squad_v2", "c3", "ner"])
+@pytest.mark.parametrize("name", ["squad_v2", "c3", "chid", "ner"])
 def test_the_documented_requests_are_valid_and_answered(tmp_path_factory, name):
     pytest.importorskip("kserve", reason="albert-tf serve needs requirements-serve.txt")
     requests = [r for r in serve_helpers.documented_requests(ROOT) if r.model == name]

@@ -83,9 +83,11 @@ class ServingModule(tf.Module):
         self._predict = functools.partial(model, training=False)  # not tracked
         self._functions = types.MappingProxyType({})
 
-    def define_signatures(self, serve, text_inputs):
+    def define_signatures(self, serve, text_inputs, ranks=None):
         """Makes `serve` (string tensors named `text_inputs` -> outputs) the
-        `serving_default` function, beside `encoded`.
+        `serving_default` function, beside `encoded`. `ranks`: each input's
+        rank (default 1: `(batch_size,)`; 2 for a list of strings a row,
+        `(batch_size, num_items)`, "" for no item).
 
         Both are traced without autograph (there is no Python control flow on
         tensors, and tracing the tokenizer's graph is most of an export's
@@ -93,10 +95,12 @@ class ServingModule(tf.Module):
         not track: `tf.saved_model.save` would trace every tracked
         `tf.function` once more; the signatures are all that serving needs.
         """
-        text_specs = [tf.TensorSpec([None], tf.string, name=name) for name in text_inputs]
+        ranks = list(ranks or [1] * len(text_inputs))
+        text_specs = [tf.TensorSpec([None] * rank, tf.string, name=name)
+                      for name, rank in zip(text_inputs, ranks)]
 
         def checked(*texts):
-            return serve(*checked_inputs(dict(zip(text_inputs, texts))))
+            return serve(*checked_inputs(dict(zip(text_inputs, texts)), ranks))
 
         checked.__signature__ = inspect.signature(serve)  # the inputs' names
 

@@ -23,11 +23,10 @@ softmax over each question's rows.
 """
 
 import functools
-import types
 
 import tensorflow as tf
 
-from albert_tf.export.base import WEB_ASSETS, ServingModule, checked_inputs, token_specs
+from albert_tf.export.base import WEB_ASSETS, ServingModule
 from albert_tf.layers.fused import plain_ops
 from albert_tf.steps import text_limit
 from albert_tf.steps.choices import ChoicePacker, qa_texts
@@ -36,7 +35,34 @@ from albert_tf.steps.packing import padded_length
 INPUTS = ("context", "question", "choices")
 
 
-class MultipleChoiceServing(ServingModule):
+class ChoiceScoring(ServingModule):
+    """What serving an `AlbertMultipleChoice` shares: each packed sequence scored
+    on its own (`run_model`, what `encoded` runs), and the scores of a batch's
+    (question, choice) rows (`choice_scores`)."""
+
+    def __init__(self, model, tokenizer, max_seq_length, name):
+        super().__init__(model, tokenizer, max_seq_length, name=name)
+        self._score = functools.partial(model.score, training=False)  # not tracked
+
+    def run_model(self, inputs):
+        """One score per packed sequence: `{"logits": (rows,)}`, in standard ops
+        (as `ServingModule.run_model`)."""
+        with plain_ops():
+            return {"logits": self._score(inputs)}
+
+    def choice_scores(self, packed, present):
+        """float32 scores shaped as `present` (bool, a packed row of `packed` for
+        each entry, in row-major order), -inf where `present` is False; the rows
+        cut to the longest present one."""
+        real = tf.reshape(present, [-1])
+        lengths = tf.boolean_mask(tf.reduce_sum(packed["padding_mask"], axis=1), real)
+        length = padded_length(lengths, self.max_seq_length)
+        scores = tf.reshape(self.run_model({k: v[:, :length] for k, v in packed.items()})
+                            ["logits"], tf.shape(present))
+        return tf.where(present, scores, tf.constant(-float("inf")))
+
+
+class MultipleChoiceServing(ChoiceScoring):
     """Raw-text signatures of an `AlbertMultipleChoice`.
 
     Args:
@@ -50,30 +76,15 @@ class MultipleChoiceServing(ServingModule):
 
     def __init__(self, model, tokenizer, max_seq_length, max_qa_length, fill_blank):
         super().__init__(model, tokenizer, max_seq_length, name="albert_multiple_choice_serving")
-        self._score = functools.partial(model.score, training=False)  # not tracked
         self.packer = ChoicePacker(max_seq_length, max_qa_length, tokenizer.cls_id,
                                    tokenizer.sep_id, tokenizer.pad_id)
         self.max_qa_length = max_qa_length
         self.fill_blank = fill_blank
-        text_specs = [tf.TensorSpec([None], tf.string, name="context"),
-                      tf.TensorSpec([None], tf.string, name="question"),
-                      tf.TensorSpec([None, None], tf.string, name="choices")]
-        # As `ServingModule.define_signatures`, with `choices` of rank 2.
-        self._functions = types.MappingProxyType({
-            "serving_default": tf.function(self._serve, input_signature=text_specs,
-                                           autograph=False),
-            "encoded": tf.function(self._encoded, input_signature=token_specs(self.input_names),
-                                   autograph=False)})
+        self.define_signatures(self._serve, INPUTS, ranks=(1, 1, 2))
 
     def decoding_settings(self):
         return {"kind": "multiple_choice", "inputs": list(INPUTS),
                 "max_qa_length": int(self.max_qa_length), "fill_blank": bool(self.fill_blank)}
-
-    def run_model(self, inputs):
-        """One score per packed sequence: `{"logits": (rows,)}`, in standard ops
-        (as `ServingModule.run_model`)."""
-        with plain_ops():
-            return {"logits": self._score(inputs)}
 
     def pack(self, context, question, choices):
         """Packed rows `(batch * choices, max_seq_length)`, row `b * C + c` for choice c."""
@@ -88,21 +99,12 @@ class MultipleChoiceServing(ServingModule):
         return self.packer(context_ids, qa_ids)
 
     def _serve(self, context, question, choices):
-        context, question, choices = checked_inputs(
-            {"context": context, "question": question, "choices": choices}, ranks=[1, 1, 2])
         columns = tf.shape(choices)[1]
         # No column at all: one empty choice, so that the reductions have a column
         # (its answer is "no choice"); the outputs are cut back to `columns`.
         choices = tf.pad(choices, [[0, 0], [0, tf.maximum(1 - columns, 0)]], constant_values="")
-        shape = tf.shape(choices)  # [batch, choices]
         present = tf.strings.length(choices) > 0  # (batch, choices)
-        packed = self.pack(context, question, choices)
-        real = tf.reshape(present, [-1])
-        lengths = tf.boolean_mask(tf.reduce_sum(packed["padding_mask"], axis=1), real)
-        length = padded_length(lengths, self.max_seq_length)
-        scores = tf.reshape(self.run_model({k: v[:, :length] for k, v in packed.items()})
-                            ["logits"], shape)
-        logits = tf.where(present, scores, tf.constant(-float("inf")))
+        logits = self.choice_scores(self.pack(context, question, choices), present)
         answered = tf.reduce_any(present, axis=1)  # (batch,)
         probabilities = tf.where(answered[:, None], tf.nn.softmax(logits, axis=-1),
                                  tf.zeros_like(logits))

@@ -11,7 +11,9 @@ training and evaluation inputs were.
 - `text_limit`: raw text cut before tokenization to what can reach the model;
 - `squad_windows`, `squad_decode`: SQuAD's document windows and answer decoding;
 - `words`: the words of raw text and the entities of word tags;
-- `choices`: multiple choice's question-choice texts and packing.
+- `choices`: multiple choice's question-choice texts and packing;
+- `cloze`, `cloze_decode`: a cloze passage's blanks, each blank's window and rows
+  (CHID), and the answers of a passage group's blanks.
 
 Names are imported on first use, so that light tools start without TensorFlow.
 """

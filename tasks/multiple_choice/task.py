@@ -90,7 +90,7 @@ def qa_texts(examples, fill_blank=False):
     return out
 
 
-def _encode_distinct(tokenizer, texts):
+def encode_distinct(tokenizer, texts):
     """`tokenizer.encode_batch(texts)`, tokenizing each distinct text once."""
     distinct = {}
     index = [distinct.setdefault(t, len(distinct)) for t in texts]
@@ -98,55 +98,79 @@ def _encode_distinct(tokenizer, texts):
     return [ids[i] for i in index]
 
 
-def encode_choices(examples, tokenizer, max_seq_length, max_qa_length, fill_blank=False):
-    """Arrays of `examples`, padded to their largest number of choices C: the
-    serving graph's `ChoicePacker` run eagerly over batches of the
+def choice_rows(counts):
+    """`(C, real)` of questions of `counts[i]` choices: C their most choices, and
+    `real` bool `(N * C,)`, which rows are choices (row i * C + j is choice j of
+    question i; the others are padded slots)."""
+    counts = np.asarray(counts, np.int64).reshape(-1)
+    num_choices = int(counts.max(initial=0))
+    slot = np.arange(len(counts) * num_choices) % max(num_choices, 1)
+    return num_choices, slot < np.repeat(counts, num_choices)
+
+
+def pack_choices(pack, inputs, counts, max_seq_length, pad_id):
+    """The arrays of questions of `counts[i]` choices each, padded to their most
+    choices C: `pack` (a step's packer) run eagerly over batches of their
     (question, choice) rows.
+
+    pack: `pack(*batch)` -> the packer's dict (`token_ids`, `segment_ids`,
+        `padding_mask`) of a batch of rows of `inputs`.
+    inputs: tensors of N * C rows each, ordered as `choice_rows` says.
 
     Returns `(arrays, lengths)`: `token_ids`, `segment_ids` int32
     `(N, C, max_seq_length)`, `choice_lengths` int32 `(N, C)` (0 at padded
-    choice slots), and `lengths` `(N,)` the longest sequence of each question.
+    choice slots, whose ids are padding), and `lengths` `(N,)` the longest
+    sequence of each question.
     """
     import tensorflow as tf
 
-    from albert_tf.data.mapped import map_rows, ragged_rows
+    from albert_tf.data.mapped import map_rows
+
+    num_choices, real = choice_rows(counts)
+
+    def packed(*batch):
+        out = pack(*batch)
+        return dict(out, length=tf.reduce_sum(out["padding_mask"], axis=1))
+
+    arrays = map_rows(packed, inputs, ("token_ids", "segment_ids", "length"), BATCH_ROWS)
+    arrays["token_ids"][~real] = pad_id
+    arrays["segment_ids"][~real] = 0
+    arrays["length"][~real] = 0
+    shape = (len(counts), num_choices)
+    arrays = {"token_ids": arrays["token_ids"].reshape(*shape, max_seq_length),
+              "segment_ids": arrays["segment_ids"].reshape(*shape, max_seq_length),
+              "choice_lengths": arrays["length"].reshape(shape)}
+    return arrays, arrays["choice_lengths"].max(axis=1, initial=0).astype(np.int32)
+
+
+def encode_choices(examples, tokenizer, max_seq_length, max_qa_length, fill_blank=False):
+    """Arrays of `examples`, padded to their largest number of choices C: the
+    serving graph's `ChoicePacker` run eagerly over batches of the
+    (question, choice) rows (`pack_choices`, which says what it returns).
+    """
+    import tensorflow as tf
+
+    from albert_tf.data.mapped import ragged_rows
     from albert_tf.steps.choices import ChoicePacker
 
     if max_seq_length < 3:
         raise ValueError(f"max_seq_length must be >= 3 ([CLS] context [SEP] question choice "
                          f"[SEP]), got {max_seq_length}")
-    num_choices = max([len(e.choices) for e in examples], default=0)
-    counts = np.array([len(e.choices) for e in examples], np.int64)
-    # Row i * C + j is choice j of example i; a padded slot has no ids.
-    slot = (np.arange(len(examples) * num_choices) % max(num_choices, 1)
-            ).reshape(len(examples), num_choices)
-    real = (slot < counts[:, None]).reshape(-1)
+    counts = [len(e.choices) for e in examples]
+    num_choices, real = choice_rows(counts)
     # As the serving graph, the context's first max_seq_length ids before a row
     # per choice is made (the packer keeps fewer still).
     # One context row per question; tokenizing each distinct text once (a C3
     # or RACE passage has several questions) is what most offsets the eager packing.
     contexts = ragged_rows([ids[:max_seq_length] for ids in
-                            _encode_distinct(tokenizer, [e.context for e in examples])])
+                            encode_distinct(tokenizer, [e.context for e in examples])])
     texts = [t for row in qa_texts(examples, fill_blank) for t in row]
-    qa_ids = iter(_encode_distinct(tokenizer, texts))
+    qa_ids = iter(encode_distinct(tokenizer, texts))
     qa = ragged_rows([next(qa_ids) if r else [] for r in real])
     packer = ChoicePacker(max_seq_length, max_qa_length, tokenizer.cls_id, tokenizer.sep_id,
                           tokenizer.pad_id)
-
-    def pack(context, question_choice):
-        packed = packer(context, question_choice)
-        return dict(packed, length=tf.reduce_sum(packed["padding_mask"], axis=1))
-
     rows = tf.gather(contexts, np.repeat(np.arange(len(examples)), num_choices))
-    arrays = map_rows(pack, (rows, qa), ("token_ids", "segment_ids", "length"), BATCH_ROWS)
-    arrays["token_ids"][~real] = tokenizer.pad_id
-    arrays["segment_ids"][~real] = 0
-    arrays["length"][~real] = 0
-    shape = (len(examples), num_choices)
-    arrays = {"token_ids": arrays["token_ids"].reshape(*shape, max_seq_length),
-              "segment_ids": arrays["segment_ids"].reshape(*shape, max_seq_length),
-              "choice_lengths": arrays["length"].reshape(shape)}
-    return arrays, arrays["choice_lengths"].max(axis=1, initial=0).astype(np.int32)
+    return pack_choices(packer, (rows, qa), counts, max_seq_length, tokenizer.pad_id)
 
 
 # -- The shared task -------------------------------------------------------------
