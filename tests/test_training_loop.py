@@ -154,6 +154,10 @@ def _evaluated_keys(task, tmp_path, monkeypatch):
         examples = [types.SimpleNamespace(label=1, choices=("x", "y", "z"), group=""),
                     types.SimpleNamespace(label=0, choices=("x", "y", "z"), group="")]
         bound, scoring = _scoring(task, tmp_path, examples, logits=logits[:2])
+    elif task.name == "chid":  # two blanks of one passage, three idioms
+        examples = [types.SimpleNamespace(key=f"#idiom{i}#", label=i, choices=("x", "y", "z"),
+                                          group="p") for i in (1, 0)]
+        bound, scoring = _scoring(task, tmp_path, examples, logits=logits[:2])
     elif task.name == "toy_question":  # (tests/plugin_tasks/: one logit a sentence)
         bound, scoring = _scoring(task, tmp_path, labels=labels)
         scoring = dataclasses.replace(scoring, split=dataclasses.replace(

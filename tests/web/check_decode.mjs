@@ -6,7 +6,7 @@ import path from "path";
 import { fileURLToPath } from "url";
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
-const assets = path.join(root, "albert_tf/export/web_assets");
+const assets = path.join(root, "albert_tf/export/formats/web/assets");
 const { TextRules, codePoints } = await import(path.join(assets, "text.js"));
 const { textWindows } = await import(path.join(assets, "decoder_classification.js"));
 const { viterbi, wordStarts } = await import(path.join(assets, "decoder_token_classification.js"));
