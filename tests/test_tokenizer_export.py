@@ -140,3 +140,17 @@ def test_packer_config_round_trip():
     clone = keras.saving.deserialize_keras_object(keras.saving.serialize_keras_object(packer))
     assert clone.get_config() == packer.get_config()
     assert (clone.max_seq_length, clone.cls_id, clone.sep_id, clone.pad_id) == (11, 7, 8, 9)
+
+
+def test_a_seed_set_after_the_tokenizers_are_made_leaves_them_working():
+    """Setting a seed clears TensorFlow's eager kernels, and with them the resources
+    a kernel owns (tensorflow-text's SentencePiece model was one)."""
+    import keras
+
+    from albert_tf.tokenizer import WordPieceTokenizer
+
+    tokenizers = (AlbertTokenizer(os.path.join(FIXTURES, "spm", "albert_30k_clean.model")),
+                  WordPieceTokenizer(os.path.join(FIXTURES, "wordpiece", "vocab.txt")))
+    before = [t("this is a test").numpy().tolist() for t in tokenizers]
+    keras.utils.set_random_seed(7)
+    assert [t("this is a test").numpy().tolist() for t in tokenizers] == before

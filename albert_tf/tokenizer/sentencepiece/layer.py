@@ -6,10 +6,13 @@ ties between equal-score segmentations included (`graph_ties`).
 """
 
 import base64
+import hashlib
 
 import keras
 import tensorflow as tf
 import tensorflow_text as tf_text
+from tensorflow.python.trackable import resource
+from tensorflow_text.python.ops.sentencepiece_tokenizer import gen_sentencepiece_tokenizer
 
 from albert_tf.tokenizer.graph_layer import StringLayer
 from albert_tf.tokenizer.sentencepiece import graph_offsets, graph_ops, graph_ties
@@ -43,6 +46,7 @@ class AlbertTokenizer(SentencePieceIds, StringLayer):
             self.lowercase, self.vocab.size, self.vocab.digit_comma_replacements())
         self._sentencepiece = tf_text.SentencepieceTokenizer(
             model=self.vocab.proto, out_type=tf.int32)
+        self._sentencepiece._model_resource = _SharedModel(self.vocab.proto)
         self._ties = graph_ties.TieTables.build(self.vocab.viterbi_pieces())
 
     # Tokenization (the offsets: "▁" pieces and the digit-comma rule as the
@@ -78,3 +82,25 @@ class AlbertTokenizer(SentencePieceIds, StringLayer):
         if isinstance(config.get("proto"), str):
             config["proto"] = base64.b64decode(config["proto"], validate=True)
         return cls(**config)
+
+
+class _SharedModel(resource.TrackableResource):
+    """The SentencePiece model resource, named by its model's hash.
+
+    tensorflow-text creates it as a resource private to the eager kernel that
+    made it, which TensorFlow deletes whenever the eager kernel cache is
+    cleared, and setting a random seed clears it (`tf.random.set_seed`,
+    `keras.utils.set_random_seed`): a tokenizer made before a seed was set then
+    fails with "Resource ... does not exist". A named resource lives on; two
+    tokenizers of one model share it, as they may.
+    """
+
+    def __init__(self, model):
+        super().__init__()
+        self._model = model
+        self._shared_name = "albert_tf_spm_" + hashlib.sha256(model).hexdigest()[:24]
+        _ = self.resource_handle  # created now
+
+    def _create_resource(self):
+        return gen_sentencepiece_tokenizer.sentencepiece_op(model=self._model,
+                                                            shared_name=self._shared_name)
