@@ -43,6 +43,9 @@ def _without_timing(results, run_dir):
     return json.loads(json.dumps(results).replace(str(run_dir), "RUN"))
 
 
+# Fine-tunes, exports and predicts twice, by command and by function (~25 s of CPU);
+# the default tier checks the functions against the commands' settings (test_program.py).
+@pytest.mark.slow
 def test_each_function_equals_its_command_and_a_dataframe_trains_as_its_file(tmp_path, capsys):
     pandas = pytest.importorskip("pandas")
     from albert_tf.commands import api

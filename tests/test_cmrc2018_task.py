@@ -157,6 +157,8 @@ def test_training_windows_label_the_located_answer():
     assert features.label_keys == ("start_positions", "end_positions", "is_impossible")
 
 
+# A command run (~11 s of CPU); squad_v2's, the same path, stays in the default tier.
+@pytest.mark.slow
 def test_tiny_finetune_matches_the_official_evaluation_of_its_files(tmp_path):
     data = tmp_path / "data"
     data.mkdir()

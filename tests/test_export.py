@@ -201,6 +201,9 @@ print(json.dumps({"results": results, "leaked": leaked}))
 """
 
 
+# Four exports loaded in a fresh process (~26 s of CPU); the default tier loads an
+# export in a fresh process through `albert-tf predict` (test_predict.py).
+@pytest.mark.slow
 def test_exports_serve_from_a_fresh_process_without_albert_tf(tmp_path_factory, sst2, stsb):
     """Principle 9: TensorFlow and TensorFlow Text alone serve every task's export."""
     squad = helpers.exported(tmp_path_factory, "squad")

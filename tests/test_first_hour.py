@@ -67,6 +67,8 @@ def test_train_steps_below_the_recipes_warmup_keep_its_share():
     assert explicit.warmup_steps == 0
 
 
+# Two command runs (~13 s of CPU); the lock itself: test_engine.py and test_repeats.py.
+@pytest.mark.slow
 def test_a_start_that_failed_does_not_lock_its_folder(tmp_path):
     out, model = tmp_path / "run", cli.tiny_model(tmp_path)
     bad = cli.run(MODULE, *[a for a in cli.rte_args(out, model) if "data_dir" not in a],

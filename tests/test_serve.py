@@ -155,6 +155,8 @@ def test_a_new_version_is_served_without_a_restart(served):
     assert server.predict(body, version=1)[0] == 404
 
 
+# A server under load stopped by SIGTERM (~12 s of CPU).
+@pytest.mark.slow
 def test_sigterm_answers_every_accepted_request_and_exits_0(served):
     server, _ = served
     body = {"instances": [{"text_a": "x " * 300, "text_b": t} for t in HOSTILE] + [
