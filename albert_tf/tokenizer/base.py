@@ -105,12 +105,15 @@ class VocabularyType(abc.ABC):
         return type(self).train is not VocabularyType.train
 
     # The browser's tokenizer (the web export): a JavaScript module exporting
-    # `load(tables, vocabularyBytes)` (see `albert_tf.tokenizer.web`), or None.
+    # `load(tables, vocabularyBytes)` (see `albert_tf.tokenizer.web`), or None;
+    # and the function making the tables it reads, of a host tokenizer
+    # ("module:function", imported on first use), or None.
     web_tokenizer = None
+    web_tables_form = None
 
     def web_tables(self, tokenizer):
         """The JSON-able tables `web_tokenizer` reads, of a host tokenizer."""
-        raise ValueError(f"the {self.name} vocabulary type has no web tokenizer")
+        return self._form("web", self.web_tables_form)(tokenizer)
 
     def web_vocabulary(self, tokenizer):
         """`(file name, bytes)`: the vocabulary file the bundle ships beside its tables."""

@@ -18,13 +18,13 @@ import os
 import numpy as np
 
 from albert_tf import datasets
-from albert_tf.data import Features
 from albert_tf.io_utils import atomic_file
 from albert_tf.models import AlbertMultipleChoice
 from albert_tf.tasks import declarations, metrics, register
 from albert_tf.tasks.base import Task
 from albert_tf.tasks.chid.data import FEWCLUE, read_chid
 from albert_tf.tasks.chid.features import encode_blanks
+from albert_tf.tasks.multiple_choice.task import choice_features
 
 SUBMISSION_FILES = {"clue": "chid_predict.json", "fewclue": "chidf_predict.json"}
 
@@ -73,10 +73,7 @@ class ChidTask(Task):
 
     def featurize(self, examples, tokenizer, settings, split):
         arrays, lengths = encode_blanks(examples, tokenizer, settings.max_seq_length)
-        if any(e.label is None for e in examples):
-            return Features(arrays, lengths)
-        arrays["label"] = np.array([e.label for e in examples], np.int32)
-        return Features(arrays, lengths, label_keys=("label",))
+        return choice_features(arrays, lengths, examples)
 
     def build_model(self, backbone, settings, head=None):
         return AlbertMultipleChoice(backbone, dropout=settings.classifier_dropout)

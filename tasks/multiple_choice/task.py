@@ -185,10 +185,7 @@ class MultipleChoiceTask(Task):
     def featurize(self, examples, tokenizer, settings, split):
         arrays, lengths = encode_choices(examples, tokenizer, settings.max_seq_length,
                                          self.options(settings).max_qa_length, self.fill_blank)
-        if any(e.label is None for e in examples):
-            return Features(arrays, lengths)
-        arrays["label"] = np.array([e.label for e in examples], np.int32)
-        return Features(arrays, lengths, label_keys=("label",))
+        return choice_features(arrays, lengths, examples)
 
     def build_model(self, backbone, settings, head=None):
         return AlbertMultipleChoice(backbone, dropout=settings.classifier_dropout)
@@ -221,6 +218,15 @@ class MultipleChoiceTask(Task):
                             "the question with '_' replaced by the choice, or "
                             if self.fill_blank else "") + "question choice [SEP] per choice; "
                         "choices: a list of strings, '' for none"}
+
+
+def choice_features(arrays, lengths, examples):
+    """`Features` of encoded questions, with their answers as `label` when every one
+    has an answer (an unlabelled split has none)."""
+    if any(e.label is None for e in examples):
+        return Features(arrays, lengths)
+    arrays["label"] = np.array([e.label for e in examples], np.int32)
+    return Features(arrays, lengths, label_keys=("label",))
 
 
 def choice_metrics(examples, predicted):

@@ -24,11 +24,7 @@ class SentencePieceType(VocabularyType):
     host_form = "albert_tf.tokenizer.sentencepiece.host:HostTokenizer"
     graph_form = "albert_tf.tokenizer.sentencepiece.layer:AlbertTokenizer"
     web_tokenizer = pathlib.Path(__file__).with_name("web_tokenizer.js")
-
-    def web_tables(self, tokenizer):
-        from albert_tf.tokenizer.sentencepiece import web
-
-        return web.tables(tokenizer)
+    web_tables_form = "albert_tf.tokenizer.sentencepiece.web:tables"
 
     def continues_word(self, piece):
         """google-research/albert's `is_start_piece`, negated: a piece continues the

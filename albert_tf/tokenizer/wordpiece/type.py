@@ -17,11 +17,7 @@ class WordPieceType(VocabularyType):
     host_form = "albert_tf.tokenizer.wordpiece.host:HostWordPieceTokenizer"
     graph_form = "albert_tf.tokenizer.wordpiece.layer:WordPieceTokenizer"
     web_tokenizer = pathlib.Path(__file__).with_name("web_tokenizer.js")
-
-    def web_tables(self, tokenizer):
-        from albert_tf.tokenizer.wordpiece import web
-
-        return web.tables(tokenizer)
+    web_tables_form = "albert_tf.tokenizer.wordpiece.web:tables"
 
     def continues_word(self, piece):
         """"##able" in "un" "##believ" "##able"."""
