@@ -26,6 +26,7 @@ import re
 import numpy as np
 
 from albert_tf.io_utils import expand_inputs, numbered_lines  # noqa: F401 (part of this API)
+from albert_tf.pretraining.masking import WORD_MARK
 from albert_tf.pretraining.sentences import is_heading, split_sentences
 
 INPUT_FORMATS = ("lines", "prose")
@@ -141,9 +142,16 @@ class TokenizedDocument:
         return len(self.ends)
 
 
-def tokenize_document(tokenizer, sentences):
-    """A `TokenizedDocument` of `sentences`; None if none has a token."""
+def tokenize_document(tokenizer, sentences, word_marks=None):
+    """A `TokenizedDocument` of `sentences`; None if none has a token.
+
+    word_marks: for whole-word masking, `ids -> bool array`: which tokens of a
+    sentence continue a word of the segmenter's; those ids get
+    `masking.WORD_MARK` (read and removed by the masking)."""
     encoded = [ids for ids in tokenizer.encode_batch(sentences) if ids]
+    if word_marks is not None:
+        encoded = [np.where(word_marks(ids), np.asarray(ids) | WORD_MARK, ids)
+                   for ids in encoded]
     if not encoded:
         return None
     lengths = np.fromiter((len(ids) for ids in encoded), np.int64, len(encoded))

@@ -133,7 +133,7 @@ def _chunk_end(document, first, target):
 def _cut_sentence(tokens, start, end, tables, rng):
     """A random word boundary strictly inside `tokens[start:end]`; None if none."""
     inside = np.arange(start + 1, end)
-    boundaries = inside[~tables.continues_word[tokens[start + 1:end]]]
+    boundaries = inside[~masking.continues(tokens[start + 1:end], tables)]
     if not len(boundaries):
         boundaries = inside  # one long word: any piece boundary
     if not len(boundaries):

@@ -7,7 +7,11 @@ unchanged (decided per token, as in the reference).
 
 Words. A word is a piece that starts one plus the pieces that continue it,
 by the reference's rule on the pieces (google-research/albert's
-`is_start_piece`): the tokenizer's vocabulary type's `continues_word`.
+`is_start_piece`): the tokenizer's vocabulary type's `continues_word`; and,
+with whole-word masking of a segmented language (Chinese), by the marks the
+data's segmenter set on the ids (`WORD_MARK`: the token continues a word of
+the segmenter's, as brightmart/albert_zh's "##" marks say), removed before
+anything is written.
 SentencePiece: a piece continues the word before it when it has no leading
 "▁", does not start with "<", is not a single punctuation character and
 consists of ASCII letters and punctuation only ("liev" in "▁unbe" "liev"
@@ -55,6 +59,21 @@ import numpy as np
 MASK_PROB, RANDOM_PROB = 0.8, 0.1  # the rest (0.1) keeps the original token
 PER_START, FIT_FIRST = "per_start", "fit_first"
 NGRAM_PLACEMENTS = (PER_START, FIT_FIRST)
+# Set on a token id whose token continues a word of the segmenter's (whole-word
+# masking, `documents.tokenize_document`): a vocabulary has far fewer ids.
+WORD_MARK = 1 << 30
+
+
+def plain_ids(token_ids):
+    """The ids without their whole-word marks."""
+    return np.asarray(token_ids) & ~WORD_MARK
+
+
+def continues(token_ids, tables):
+    """bool, as `token_ids`: whether each token continues the word before it (by
+    its piece, or by its whole-word mark)."""
+    token_ids = np.asarray(token_ids)
+    return tables.continues_word[token_ids & ~WORD_MARK] | (token_ids & WORD_MARK != 0)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -145,9 +164,9 @@ def word_spans(token_ids, tables):
     special (only a word continued across the middle `[SEP]` has one inside);
     `segment[w]` counts the special tokens before it.
     """
-    special = tables.special[token_ids]
+    special = tables.special[plain_ids(token_ids)]
     positions = np.flatnonzero(~special)
-    is_start = ~tables.continues_word[token_ids[positions]]
+    is_start = ~continues(token_ids[positions], tables)
     is_start[:1] = True  # a continuation piece with no word before it starts one
     starts = positions[is_start]
     # A word ends after its last token before the next word starts.
@@ -160,15 +179,15 @@ def word_spans(token_ids, tables):
 
 def word_sizes(token_ids, tables, starts, ends):
     """Tokens of each word of `word_spans`, int64 `(num_words,)`."""
-    before = np.concatenate([[0], np.cumsum(~tables.special[token_ids])])
+    before = np.concatenate([[0], np.cumsum(~tables.special[plain_ids(token_ids)])])
     return before[ends] - before[starts]
 
 
 def token_boundary(token_ids, tables, starts):
     """The reference's `token_boundary`, bool `(seq_length,)`: the special tokens and
     the word starts that are start pieces (not a continuation piece opening A)."""
-    boundary = tables.special[token_ids].copy()
-    boundary[starts] = ~tables.continues_word[token_ids[starts]]
+    boundary = tables.special[plain_ids(token_ids)].copy()
+    boundary[starts] = ~continues(token_ids[starts], tables)
     return boundary
 
 
@@ -260,7 +279,8 @@ def mask_sequence(token_ids, tables, rng, masked_lm_prob, max_predictions_per_se
     """Masks whole-word n-grams of one `[CLS] A [SEP] B [SEP]` sequence.
 
     Args:
-        token_ids: int `(seq_length,)`, unpadded.
+        token_ids: int `(seq_length,)`, unpadded (whole-word marks allowed: the
+            result has none).
         tables: `VocabularyTables` of the vocabulary.
         rng: `numpy.random.Generator`, the only source of randomness.
         masked_lm_prob: share of the tokens to predict (0.15).
@@ -271,8 +291,9 @@ def mask_sequence(token_ids, tables, rng, masked_lm_prob, max_predictions_per_se
     Returns:
         `MaskedSequence`. Special tokens are never chosen.
     """
-    token_ids = np.asarray(token_ids, dtype=np.int32)
-    starts, ends, segment = word_spans(token_ids, tables)
+    marked = np.asarray(token_ids, dtype=np.int32)
+    starts, ends, segment = word_spans(marked, tables)
+    token_ids = plain_ids(marked).astype(np.int32)
     budget = prediction_budget(len(token_ids), masked_lm_prob, max_predictions_per_seq)
     spans = PLACEMENTS[ngram_placement](word_sizes(token_ids, tables, starts, ends), segment,
                                         budget, ngram_probabilities(max_ngram), rng)
@@ -289,4 +310,4 @@ def mask_sequence(token_ids, tables, rng, masked_lm_prob, max_predictions_per_se
                                              labels))
     return MaskedSequence(corrupted, positions, labels,
                           np.array([n for _, n in spans], dtype=np.int32),
-                          token_boundary(token_ids, tables, starts))
+                          token_boundary(marked, tables, starts))

@@ -9,6 +9,8 @@ import dataclasses
 from albert_tf.pretraining.documents import INPUT_FORMATS
 from albert_tf.pretraining.instances import SINGLE_SENTENCES, TARGET_LENGTHS, InstanceOptions
 from albert_tf.pretraining.masking import NGRAM_PLACEMENTS
+
+WHOLE_WORD_CHOICES = ("auto", "on", "off")
 from albert_tf.settings import (CLOSED_PROBABILITY, NON_NEGATIVE, OPEN_PROBABILITY, POSITIVE,
                                 Settings, at_least, setting)
 
@@ -55,6 +57,13 @@ class DataOptions(Settings):
         "reference; spans may cross the middle [SEP]); fit_first: n drawn first, then placed "
         "where n whole words of one segment fit, realising p(n) ~ 1/n more closely.",
         choices=NGRAM_PLACEMENTS)
+    whole_word_masking: str = setting(
+        "auto", "Mask whole words of a segmenter's (jieba, as brightmart/albert_zh) in text of "
+        "a Chinese vocabulary, n-grams counting those words: on, off, or auto (on for a "
+        "Chinese WordPiece vocabulary); needs albert-tf[zh].", choices=WHOLE_WORD_CHOICES)
+    jieba_dict: str | None = setting(
+        None, "Whole-word masking: a user dictionary of jieba's (a word a line) for a "
+        "domain's words.")
     random_seed: int = setting(12345, "Seed of every random choice.", rule=NON_NEGATIVE)
     num_shards: int = setting(1, "Output files (records go round-robin).", rule=POSITIVE)
     document_window: int = setting(
@@ -65,7 +74,28 @@ class DataOptions(Settings):
     def checks(self):
         return (("max_predictions_per_seq",
                  1 <= self.max_predictions_per_seq <= self.max_seq_length,
-                 "in [1, max_seq_length]"),)
+                 "in [1, max_seq_length]"),
+                (self.jieba_dict is None or self.whole_word_masking != "off",
+                 "jieba_dict is for whole-word masking, which whole_word_masking=off turns off"))
+
+    def word_marks(self, tokenizer):
+        """The tokens' whole-word marks (`VocabularyType.word_marks`, with jieba), or
+        None: `whole_word_masking` off, or auto on a vocabulary that needs none."""
+        from albert_tf.tokenizer.base import get_type
+
+        if self.whole_word_masking == "off":
+            return None
+        from albert_tf.pretraining.segmenter import jieba_segmenter
+
+        kind = get_type(tokenizer.vocabulary_type)
+        segmenter = []  # loaded only for a vocabulary that asks for words
+        marks = kind.word_marks(tokenizer, lambda text: segmenter[0](text))
+        if marks is None and self.whole_word_masking == "on":
+            raise ValueError(f"whole_word_masking=on: the {kind.name} vocabulary needs no "
+                             "segmenter (only a Chinese WordPiece vocabulary does)")
+        if marks is not None:
+            segmenter.append(jieba_segmenter(self.jieba_dict))
+        return marks
 
     def instance_options(self):
         return InstanceOptions(

@@ -73,19 +73,21 @@ def shuffled(items, buffer_size, rng):
         yield buffer[i]
 
 
-def _tokenized_documents(input_files, tokenizer, input_format):
+def _tokenized_documents(input_files, tokenizer, input_format, word_marks):
     for sentences in read_documents(input_files, input_format):
-        document = tokenize_document(tokenizer, sentences)
+        document = tokenize_document(tokenizer, sentences, word_marks)
         if document is not None:
             yield document
 
 
-def _serialized_instances(input_files, tokenizer, tables, options, rng, summary, progress):
+def _serialized_instances(input_files, tokenizer, tables, options, rng, summary, progress,
+                          word_marks):
     """Yields every record, pass after pass, counting into `summary`."""
     instance_options = options.instance_options()
     for _ in range(options.dupe_factor):
         summary.passes += 1
-        documents = _tokenized_documents(input_files, tokenizer, options.input_format)
+        documents = _tokenized_documents(input_files, tokenizer, options.input_format,
+                                         word_marks)
         for document, others in windowed(documents, options.document_window, rng):
             for instance in document_instances(document, rng, tables, instance_options, others):
                 summary.add(instance, tables.mask_id)
@@ -114,10 +116,12 @@ def create_pretraining_data(input_files, tokenizer, output_prefix, options, prog
     start = time.monotonic()
     rng = np.random.default_rng(options.random_seed)
     tables = VocabularyTables.from_tokenizer(tokenizer)
+    word_marks = options.word_marks(tokenizer)  # (its mistakes before any record)
     summary = Summary(max_ngram=options.max_ngram, nsp=options.random_next_sentence,
-                      random_singles=options.single_sentence == RANDOM_B)
+                      random_singles=options.single_sentence == RANDOM_B,
+                      whole_words=word_marks is not None)
     stream = _serialized_instances(input_files, tokenizer, tables, options, rng, summary,
-                                   progress)
+                                   progress, word_marks)
     with writer_lib.ShardedWriter(output_prefix, options.num_shards) as writer:
         for record in shuffled(stream, options.shuffle_buffer, rng):
             writer.write(record)

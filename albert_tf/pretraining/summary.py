@@ -41,6 +41,7 @@ class Summary:
     labels: np.ndarray = None
     nsp: bool = False
     random_singles: bool = False
+    whole_words: bool = False  # words from a segmenter (jieba), not the pieces alone
     files: tuple = ()
     counts: tuple = ()
     other_shards: tuple = ()
@@ -85,7 +86,9 @@ class Summary:
                         for name, count in zip(REPLACEMENTS, self.replacements)),
             f"n-grams:    {spans:,} spans; "
             + ", ".join(f"{n} word{'s' if n > 1 else ''} {share(count, spans)}"
-                        for n, count in enumerate(self.span_lengths, start=1)),
+                        for n, count in enumerate(self.span_lengths, start=1))
+            + ("; words: jieba's (whole-word masking)" if self.whole_words else
+               "; words: the vocabulary's pieces"),
             f"throughput: {self.instances / max(self.seconds, 1e-9):,.0f} instances/s "
             f"({self.seconds:.1f} s)",
             f"wrote {len(self.files)} shard(s):",

@@ -125,6 +125,13 @@ class VocabularyType(abc.ABC):
         by default every piece starts a word of its own."""
         return False
 
+    def word_marks(self, tokenizer, segment):
+        """For whole-word masking: `ids -> bool array`, which tokens of a sentence
+        continue a word of `segment` (a word segmenter: text -> words); None where
+        the type's own word rule (`continues_word`) already gives the words, or
+        where its vocabulary is of no language that needs a segmenter (the default)."""
+        return None
+
     def save(self, tokenizer, directory):
         """Writes the tokenizer's vocabulary into `directory` as `file_name`; returns
         its description (`{"type", "file", "lowercase"}`, what a saved folder records).

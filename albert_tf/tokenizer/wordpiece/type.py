@@ -23,6 +23,19 @@ class WordPieceType(VocabularyType):
         """"##able" in "un" "##believ" "##able"."""
         return piece.startswith("##")
 
+    def word_marks(self, tokenizer, segment):
+        """A Chinese vocabulary's whole words: brightmart/albert_zh's marks of the
+        segmenter's words (`whole_words`); None for a vocabulary of another language."""
+        from albert_tf.tokenizer.wordpiece import whole_words
+
+        if not whole_words.is_chinese(tokenizer.vocab.tokens):
+            return None
+
+        def marks(ids):
+            pieces = [tokenizer.id_to_piece(i) for i in ids]
+            return whole_words.word_marks(pieces, segment("".join(pieces)))
+        return marks
+
     def recognizes(self, path):
         # UTF-8 text without NUL bytes: a SentencePiece model is never taken for one.
         return looks_like_vocabulary(path)
