@@ -79,7 +79,8 @@ class ChidTask(Task):
         return Features(arrays, lengths, label_keys=("label",))
 
     def build_model(self, backbone, settings, head=None):
-        return AlbertMultipleChoice(backbone, dropout=settings.classifier_dropout)
+        return AlbertMultipleChoice(backbone, dropout=settings.classifier_dropout,
+                                    head_loss=self.options(settings).head_loss())
 
     def _greedy(self):
         return self.task_options.chid_decoding == "global"

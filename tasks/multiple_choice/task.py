@@ -191,7 +191,8 @@ class MultipleChoiceTask(Task):
         return Features(arrays, lengths, label_keys=("label",))
 
     def build_model(self, backbone, settings, head=None):
-        return AlbertMultipleChoice(backbone, dropout=settings.classifier_dropout)
+        return AlbertMultipleChoice(backbone, dropout=settings.classifier_dropout,
+                                    head_loss=self.options(settings).head_loss())
 
     def evaluate(self, scoring):
         """Accuracy (and per group, e.g. RACE's middle and high), beside chance."""

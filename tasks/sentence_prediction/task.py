@@ -45,8 +45,11 @@ class SentenceTask(Task):
                                     self.options(settings), split, labels)
 
     def build_model(self, backbone, settings, head=None):
-        num_classes = 1 if self.is_regression else len(self.spec.labels)
-        return AlbertClassifier(backbone, num_classes, dropout=settings.classifier_dropout)
+        if self.is_regression:
+            return AlbertClassifier(backbone, 1, dropout=settings.classifier_dropout)
+        return AlbertClassifier(backbone, len(self.spec.labels),
+                                dropout=settings.classifier_dropout,
+                                head_loss=self.options(settings).head_loss())
 
     def predictions(self, outputs):
         """Label ids, or scores, of per-text `outputs` (`{"logits": ...}`)."""

@@ -168,8 +168,10 @@ class TextTask(Task):
 
     def build_model(self, backbone, settings, head=None):
         labels, weights = self.head(settings, head)
-        return TextClassifier(backbone, labels, multi_label=self.options(settings).multi_label,
-                              class_weights=weights, dropout=settings.classifier_dropout)
+        options = self.options(settings)
+        return TextClassifier(backbone, labels, multi_label=options.multi_label,
+                              class_weights=weights, dropout=settings.classifier_dropout,
+                              head_loss=None if self.regression else options.head_loss())
 
     def featurize(self, examples, tokenizer, settings, split):
         """Features of `examples`, tokenized `FEATURIZE_CHUNK` at a time into arrays

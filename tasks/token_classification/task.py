@@ -142,7 +142,7 @@ class TokenClassificationTask(Task):
             # model loaded without its training file knows its tags.
             settings.task_options["entity_tags"] = ",".join(tags)
         return AlbertTokenClassifier(backbone, len(tags), dropout=settings.classifier_dropout,
-                                     crf=options.crf)
+                                     crf=options.crf, head_loss=options.head_loss())
 
     def predicted_tags(self, scoring):
         """`(encoded examples, predicted word tags)` of the split scored."""
