@@ -74,6 +74,12 @@ class TrainingSettings(Settings):
         "activations: less memory, about 1.3x the step time (needs dropout 0).")
     seed: int = setting(12345, "Seed of initialisation, dropout and data order.",
                         rule=NON_NEGATIVE)
+    deterministic: bool = setting(
+        False, "The same command twice on the same machine gives bit-identical weights and "
+        "results: TensorFlow's op determinism, every random draw from --seed, and the `auto` "
+        "choices made without measuring (float32 on a CPU, XLA as the device's default, the "
+        "layer loop), since timings differ between runs. Costs speed (README: Reproducible "
+        "runs).")
     # Devices.
     strategy: str = setting("auto", "tf.distribute strategy; multi_worker reads TF_CONFIG.",
                             choices=STRATEGIES, roles=("resumable",))
