@@ -16,6 +16,7 @@ EXTRAS = {
     "metrics": ("nltk", "nltk"),
     "keras-hub": ("keras_hub", "keras-hub"),
     "search": ("optuna", "optuna"),
+    "mlflow": ("mlflow", "mlflow"),
 }
 
 

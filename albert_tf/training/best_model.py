@@ -1,6 +1,6 @@
 """A fine-tuning run's evaluations around training: the `Evaluator` of
 --eval_every, the best step written to `best/` and loaded back (--keep_best),
-and the final evaluation's TensorBoard scalars.
+and the final evaluation's scalars (TensorBoard, MLflow: the run's `report`).
 
 Functions of a `finetuning.Run` (its task, settings, model and setup); the
 history, the best step and early stopping themselves are `eval_history`'s.
@@ -12,7 +12,7 @@ from albert_tf import checkpoints
 from albert_tf.checkpoints.weights import CheckpointError
 from albert_tf.training import eval_history
 from albert_tf.training.callbacks import update_step
-from albert_tf.training.run_folder import BEST_DIR, HISTORY_FILE, TENSORBOARD_DIR
+from albert_tf.training.run_folder import BEST_DIR, HISTORY_FILE
 from albert_tf.training.run_model import save_finetuned
 
 
@@ -42,18 +42,17 @@ def evaluator(run, train_examples):
         lambda step: step * s.batch_size / train_examples, chosen,
         os.path.join(s.output_dir, HISTORY_FILE),
         save_best=(lambda entry: save_best(run, entry)) if s.keep_best else None,
-        summary_dir=os.path.join(s.output_dir, TENSORBOARD_DIR), chief=run.setup.chief,
-        check_metric=chosen.key != primary)
+        chief=run.setup.chief, check_metric=chosen.key != primary,
+        report=run.report.evaluation)
 
 
 def write_final(run, results):
-    """The final evaluation's TensorBoard scalars, at the trained step, unless an
-    evaluation while training already wrote that step (the same model)."""
+    """The final evaluation's scalars (`run.report`), at the trained step, unless
+    an evaluation while training already wrote that step (the same model)."""
     step = update_step(run.trainee)
     history = eval_history.read_history(os.path.join(run.output_dir, HISTORY_FILE))
     if run.setup.chief and not any(e["step"] == step for e in history):
-        eval_history.write_evaluation(os.path.join(run.output_dir, TENSORBOARD_DIR), step,
-                                    results)
+        run.report.evaluation(step, results)
 
 
 def save_best(run, entry):

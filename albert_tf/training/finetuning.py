@@ -20,12 +20,13 @@ from albert_tf import extras, lora
 from albert_tf.data import bucket_lengths, padded_length
 from albert_tf.data.features import cache_key, cached
 from albert_tf.progress import Heartbeat, Progress
-from albert_tf.training import best_model, engine
+from albert_tf.training import best_model, engine, tracking
 from albert_tf.training.callbacks import update_step
 from albert_tf.training import settings as settings_lib
 from albert_tf.training.results import write_results
 from albert_tf.training.run_folder import (CHECKPOINT_DIR, CHECKPOINT_RESULTS_FILE, FEATURES_DIR,
-                                           MODEL_DIR, RESULTS_FILE, SETTINGS_FILE, has_progress)
+                                           HISTORY_FILE, MODEL_DIR, RESULTS_FILE, SETTINGS_FILE,
+                                           has_progress)
 from albert_tf.training.run_model import (build_model, model_config, read_init_checkpoint,
                                           run_tokenizer, save_finetuned)
 from albert_tf.training.setup import start_run
@@ -138,6 +139,8 @@ class Run:
         # of 8. Training's and evaluation's XLA are chosen apart (`RunSetup`).
         self.batch_length = self._batch_length(self.setup.jit)
         self.eval_batch_length = self._batch_length(self.setup.inference_jit)
+        # TensorBoard and MLflow (--report_to), on the chief.
+        self.report = tracking.RunReport(settings, self.setup.chief)
 
     def _batch_length(self, jit):
         """`lengths -> the batch's padded length`, for a step compiled with XLA or not."""
@@ -293,7 +296,9 @@ class Run:
         result = engine.train(self.trainee, self.strategy, make_dataset, self.settings,
                               self.settings.output_dir, verbose, self.setup.worker,
                               best_model.evaluator(self, len(features)),
-                              only_trained=bool(self.settings.lora_rank))
+                              only_trained=bool(self.settings.lora_rank),
+                              tensorboard=self.report.summary_dir is not None,
+                              report=self.report.scalars)
         self.model_changed()
         trained = result["step"] * self.settings.batch_size
         return {**result, "examples": trained, "train_set_examples": len(features),
@@ -306,12 +311,26 @@ def run(task, settings, verbose=True, make_run=Run):
     Writes into `settings.output_dir`: `settings.json` (with the precision
     and XLA choice made), `checkpoints/`, `tensorboard/`, `eval_results.json`,
     prediction files, and `model/` (the fine-tuned model in albert_tf's
-    format, with its vocabulary).
+    format, with its vocabulary); reports to MLflow as `--report_to` says
+    (`tracking`), its MLflow run ended FINISHED, KILLED (interrupted) or FAILED.
 
     make_run: `Run` or a subclass, called as `make_run(task, settings, verbose)`.
     """
+    tracking.require(settings)
     current = make_run(task, settings, verbose)
+    try:
+        results = _run(current)
+    except BaseException as e:
+        current.report.end(e)
+        raise
+    current.report.end()
+    return results
+
+
+def _run(current):
+    """`run`'s steps on the `Run` made."""
     settings, setup, task = current.settings, current.setup, current.task  # the bound task
+    verbose = current.verbose
     results = {"task": task.name, "precision": setup.policy, "xla": setup.jit,
                "evaluation_xla": setup.inference_jit, "replicas": setup.replicas}
     if settings.do_eval:
@@ -342,4 +361,7 @@ def run(task, settings, verbose=True, make_run=Run):
         write_results(os.path.join(settings.output_dir, RESULTS_FILE), results)
         save_finetuned(current.model, task, current.saved_settings(),
                        os.path.join(settings.output_dir, MODEL_DIR), current.tokenizer)
+        current.report.final(update_step(current.trainee), results, {
+            os.path.join(settings.output_dir, name): folder for name, folder in (
+                (RESULTS_FILE, None), (HISTORY_FILE, None), (MODEL_DIR, MODEL_DIR))})
     return results

@@ -31,6 +31,9 @@ OPTIMIZERS = ("adamw", "lamb")
 DEFAULT_MODEL = "albert_base"
 # Two ways to give one quantity: (one, other); giving both is an error.
 ALTERNATIVES = (("num_epochs", "train_steps"), ("warmup_proportion", "warmup_steps"))
+REPORT_TO = Rule(lambda v: set(v) <= {"tensorboard", "mlflow", "none"} and bool(v)
+                 and ("none" not in v or len(v) == 1),
+                 "tensorboard, mlflow, both (comma-separated) or none")
 EVAL_EVERY = Rule(lambda v: v == "epoch" or (isinstance(v, int) and v >= 1),
                   "a number of updates >= 1 or 'epoch'")
 
@@ -178,6 +181,23 @@ class FinetuneSettings(TrainingSettings):
         if isinstance(self.eval_every, str) and self.eval_every.strip().isdigit():
             object.__setattr__(self, "eval_every", int(self.eval_every))
         super().__post_init__()
+
+    # Reporting (albert_tf/training/tracking.py): where the run's numbers go beside its files.
+    report_to: tuple[str, ...] = setting(
+        ("tensorboard",), "Where the run reports its settings, training scalars, evaluations "
+        "and results: tensorboard (OUTPUT_DIR/tensorboard), mlflow (parameters, metrics by "
+        "step, eval_results.json and model/ as artifacts; seeds, folds and search trials as "
+        "child runs), both (tensorboard,mlflow), or none.", rule=REPORT_TO,
+        roles=("resumable",))
+    mlflow_tracking_uri: str | None = setting(
+        None, "MLflow's tracking server or store (default: the MLFLOW_TRACKING_URI variable, "
+        "else sqlite:///OUTPUT_DIR/mlflow.db with the artifacts in OUTPUT_DIR/mlartifacts).",
+        roles=("resumable",))
+    mlflow_experiment: str | None = setting(
+        None, "The MLflow experiment (default: the task's name).", roles=("resumable",))
+    mlflow_parent_run: str | None = setting(
+        None, "The MLflow run this run is a child of (set by --seeds, --kfold and search).",
+        flag=False, roles=("resumable",))
 
     # LoRA (albert_tf/lora.py): adapters trained on a frozen backbone.
     lora_rank: int = setting(
