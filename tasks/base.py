@@ -8,7 +8,8 @@ import os
 from albert_tf.config import CONFIGS_DIR
 from albert_tf.io_utils import read_json
 from albert_tf.training.settings import FinetuneSettings
-from albert_tf.training.task_data import Scoring, SplitData  # noqa: F401 (what tasks read)
+from albert_tf.training.task_data import (Collapse, Scoring,  # noqa: F401 (what tasks read)
+                                          SplitData)
 
 # The words of metric names for which lower is better.
 LOWER_IS_BETTER = {"loss", "mse", "mae", "rmse", "error", "perplexity"}
@@ -261,6 +262,22 @@ class Task(abc.ABC):
     @abc.abstractmethod
     def evaluate(self, scoring):
         """Metrics (name -> number) of a labelled split (`scoring`: a `Scoring`)."""
+
+    def collapse(self, scoring, results):
+        """A `Collapse` when the model's predictions on the split scored (`scoring`,
+        with `results`, what `evaluate` returned for it) are degenerate: every one
+        the same class, one constant score, no entity; else None. Only the task
+        knows what its outputs predict; the default: it cannot tell (None)."""
+        return None
+
+    @staticmethod
+    def collapse_of(split, what, results, *metrics):
+        """The `Collapse` of the finding `what` (None: no collapse) on `split`, with
+        `metrics` of `results` and their `baseline_*` as its figures."""
+        if what is None:
+            return None
+        names = [n for m in metrics for n in (m, f"baseline_{m}") if n in results]
+        return Collapse(split, what, {n: results[n] for n in names})
 
     @abc.abstractmethod
     def write_predictions(self, scoring):

@@ -11,6 +11,7 @@ import os
 from albert_tf import checkpoints
 from albert_tf.checkpoints.weights import CheckpointError
 from albert_tf.training import eval_history
+from albert_tf.training.collapse import first_check_step
 from albert_tf.training.callbacks import update_step
 from albert_tf.training.run_folder import BEST_DIR, HISTORY_FILE
 from albert_tf.training.run_model import save_finetuned
@@ -37,13 +38,14 @@ def evaluator(run, train_examples):
     chosen = selection(run)
     primary = eval_history.history_key(task.primary_metric_for(task.task_options),
                                      task.eval_splits)
+    run.watch.check_step = first_check_step(steps, s.warmup_steps)
     return eval_history.Evaluator(
         run.evaluate, steps, task.eval_splits,
         lambda step: step * s.batch_size / train_examples, chosen,
         os.path.join(s.output_dir, HISTORY_FILE),
         save_best=(lambda entry: save_best(run, entry)) if s.keep_best else None,
         chief=run.setup.chief, check_metric=chosen.key != primary,
-        report=run.report.evaluation)
+        report=run.report.evaluation, watch=run.watch.after_evaluation)
 
 
 def write_final(run, results):

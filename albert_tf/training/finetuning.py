@@ -20,7 +20,7 @@ from albert_tf import extras, lora
 from albert_tf.data import bucket_lengths, padded_length
 from albert_tf.data.features import cache_key, cached
 from albert_tf.progress import Heartbeat, Progress
-from albert_tf.training import best_model, engine, tracking
+from albert_tf.training import best_model, collapse, engine, tracking
 from albert_tf.training.callbacks import update_step
 from albert_tf.training import settings as settings_lib
 from albert_tf.training.results import write_results
@@ -29,6 +29,7 @@ from albert_tf.training.run_folder import (CHECKPOINT_DIR, CHECKPOINT_RESULTS_FI
                                            has_progress)
 from albert_tf.training.run_model import (build_model, model_config, read_init_checkpoint,
                                           run_tokenizer, save_finetuned)
+from albert_tf.training.devices import is_chief
 from albert_tf.training.setup import start_run
 from albert_tf.training.task_data import Scoring, SplitData
 
@@ -119,10 +120,19 @@ class Run:
         config = check_run(task, settings, self.tokenizer.vocabulary_size, checkpoint,
                            self.examples)
         resumed = has_progress(settings.output_dir)
+        # After a collapse (--collapse_restarts): the attempt's own seed and learning rate.
+        self.attempts = collapse.Attempts(settings, is_chief(settings.strategy))
+        self.attempts.archive()  # (what a run killed while restarting left)
+        varied = self.attempts.varied()
+        self._own = {name: getattr(settings, name) for name in varied}
         self.setup = start_run(settings, SETTINGS_FILE,
                                config.replace(dropout=settings.dropout,
-                                              attention_dropout=settings.dropout))
+                                              attention_dropout=settings.dropout), varied)
         self.settings = settings = self.setup.settings
+        self._collapse = (None, None)  # (step, the task's Collapse) of the latest evaluation
+        self.watch = collapse.CollapseWatch(
+            self.attempts, None, self.collapse_at,
+            (lambda line: print(line, flush=True)) if self.setup.chief else None)
         if verbose and self.setup.chief:
             print(f"device: {self.setup.describe()}", flush=True)
         self.settings = settings = self._schedule()
@@ -161,8 +171,8 @@ class Run:
         scheduled = settings_lib.scheduled(s, examples)
         if scheduled != s:
             self.setup = dataclasses.replace(self.setup, settings=scheduled)
-            if self.setup.chief:
-                scheduled.save(os.path.join(s.output_dir, SETTINGS_FILE))
+            if self.setup.chief:  # (the run's own seed and rate, not an attempt's)
+                scheduled.replace(**self._own).save(os.path.join(s.output_dir, SETTINGS_FILE))
         if s.num_epochs is not None and self._reporting():
             print(f"train: {s.num_epochs} epochs of {examples:,} examples = "
                   f"{scheduled.train_steps:,} updates of {s.batch_size}", flush=True)
@@ -259,8 +269,21 @@ class Run:
         self.model_changed()
         results = {split: self.task.evaluate(self.scoring(split))
                    for split in self.task.eval_splits}
+        self._collapse = (update_step(self.trainee), self.collapse(results))
         self._outputs.clear()  # those outputs are of this step only
         return results
+
+    def collapse(self, results):
+        """The task's `Collapse` of the model as it is now on the first dev split,
+        whose `results` are given, or None."""
+        split = self.task.eval_splits[0]
+        return self.task.collapse(self.scoring(split), results[split])
+
+    def collapse_at(self, step):
+        """The collapse of the evaluation at `step`: the latest's, else made again."""
+        if self._collapse[0] != step:
+            self.evaluate()
+        return self._collapse[1]
 
     def outputs(self, split):
         """The model's outputs on every example of a split (cached until trained again)."""
@@ -317,14 +340,18 @@ def run(task, settings, verbose=True, make_run=Run):
     make_run: `Run` or a subclass, called as `make_run(task, settings, verbose)`.
     """
     tracking.require(settings)
-    current = make_run(task, settings, verbose)
-    try:
-        results = _run(current)
-    except BaseException as e:
-        current.report.end(e)
-        raise
-    current.report.end()
-    return results
+    while True:
+        current = make_run(task, settings, verbose)
+        try:
+            results = _run(current)
+        except collapse.Collapsed:
+            current.attempts.restart()  # from the initial weights, with the next seed
+            continue
+        except BaseException as e:
+            current.report.end(e)
+            raise
+        current.report.end()
+        return results
 
 
 def _run(current):
@@ -347,7 +374,14 @@ def _run(current):
     if settings.do_eval:
         for split in task.eval_splits:
             results[split] = task.evaluate(current.scoring(split))
+        if settings.do_train:  # (judged at the end; raises `Collapsed` to restart)
+            found = current.watch.judge(update_step(current.trainee),
+                                        current.collapse(results), at_end=True)
+            if found is not None:
+                results["collapsed"] = found.to_dict()
         best_model.write_final(current, {split: results[split] for split in task.eval_splits})
+    if settings.collapse_restarts or any("collapsed" in a for a in current.attempts.entries):
+        results["attempts"] = current.attempts.results()
     if settings.do_predict:
         results["predictions"] = {split: task.write_predictions(current.scoring(split))
                                   for split in task.test_splits}

@@ -182,6 +182,12 @@ class FinetuneSettings(TrainingSettings):
             object.__setattr__(self, "eval_every", int(self.eval_every))
         super().__post_init__()
 
+    collapse_restarts: int = setting(
+        0, "Restart a run whose predictions collapsed (all one class, one constant, no "
+        "entity: its task tells) at the first evaluation past warmup or at the end, from its "
+        "initial weights with another seed (seed + 1000 x restart; from the third restart on "
+        "at half the learning rate), at most this many times; every attempt is in "
+        "eval_results.json. A collapse is said in one line either way.", rule=NON_NEGATIVE)
     # Reporting (albert_tf/training/tracking.py): where the run's numbers go beside its files.
     report_to: tuple[str, ...] = setting(
         ("tensorboard",), "Where the run reports its settings, training scalars, evaluations "

@@ -89,7 +89,7 @@ class RunSetup:
                 + (", deterministic" if self.settings.deterministic else ""))
 
 
-def start_run(settings, settings_file, config=None):
+def start_run(settings, settings_file, config=None, varied=None):
     """Seeds, builds the strategy and resolves precision, XLA and layer execution.
 
     A setting left at "auto" takes the choice saved in
@@ -104,6 +104,10 @@ def start_run(settings, settings_file, config=None):
     config: the model's `AlbertConfig`, which XLA and layer execution are
     measured on (`albert_tf.training.execution`); without it they take the
     device's defaults.
+
+    varied: settings of this start only (a restart's seed and learning rate,
+    `collapse.Attempts.varied`): the run takes them, `settings_file` keeps the
+    run's own, which a resumed run is compared with.
 
     `settings.deterministic`: TensorFlow's op determinism is enabled (for the
     rest of the process: TensorFlow cannot turn it off), and nothing is timed to
@@ -128,7 +132,9 @@ def start_run(settings, settings_file, config=None):
         settings.precision, settings.xla, settings.layer_execution, strategy, config=config,
         recompute=settings.recompute,
         batch_size=max(1, micro_batch // strategy.num_replicas_in_sync),
-        seq_length=settings.max_seq_length, measure=not settings.deterministic)
+        seq_length=settings.max_seq_length, timed=not settings.deterministic)
+    own = {name: getattr(settings, name) for name in (varied or {})}
+    settings = settings.replace(**(varied or {}))
     # After measuring: the probe's models drew from the random state.
     keras.utils.set_random_seed(settings.seed)
     settings = settings.replace(precision=precision_name(execution.policy),
@@ -139,5 +145,5 @@ def start_run(settings, settings_file, config=None):
         os.makedirs(settings.output_dir, exist_ok=True)
         kept = {} if saved is None else {name: getattr(saved, name)
                                           for name in saved.fields_with("invocation")}
-        settings.replace(**kept).save(os.path.join(settings.output_dir, settings_file))
+        settings.replace(**own, **kept).save(os.path.join(settings.output_dir, settings_file))
     return setup

@@ -170,7 +170,7 @@ def finetune_trials(task_name, make_config, seeds, metric, split, poll_seconds=2
             return read_json(os.path.join(seed_path, RESULTS_FILE))
 
         try:
-            summary, _ = seeds_folds.run_seeds(path, seeds, run, (split,), log)
+            summary, paths = seeds_folds.run_seeds(path, seeds, run, (split,), log)
             if metric not in summary:
                 raise ValueError(f"the {split} results have no metric {metric!r}; they have "
                                  f"{', '.join(summary)}")
@@ -188,6 +188,8 @@ def finetune_trials(task_name, make_config, seeds, metric, split, poll_seconds=2
             trial_run.tags({"state": "complete"})
             tracking.ended(trial_run)
         entry = summary[metric]
+        saved = read_json(paths[0])  # the seeds' restarts and collapses (--collapse_restarts)
         return {"state": "complete", "value": entry["mean"], "sd": entry["sd"],
-                "values": entry["values"]}
+                "values": entry["values"], "restarts": saved.get("restarts", {}),
+                "collapsed": saved.get("collapsed", {})}
     return run_trial

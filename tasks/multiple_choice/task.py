@@ -204,6 +204,12 @@ class MultipleChoiceTask(Task):
         predicted = np.argmax(split.outputs["logits"], axis=-1)
         return choice_metrics(split.examples, predicted)
 
+    def collapse(self, scoring, results):
+        """The same answer position for every question."""
+        predicted = np.argmax(scoring.split.outputs["logits"], axis=-1)
+        found = metrics.one_class([f"choice {int(p)}" for p in predicted])
+        return self.collapse_of(scoring.split.name, found and found[0], results, "accuracy")
+
     def write_predictions(self, scoring):
         split = scoring.split
         path = os.path.join(scoring.output_dir, f"{self.name}_{split.name}_predictions.jsonl")

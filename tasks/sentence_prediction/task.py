@@ -71,6 +71,16 @@ class SentenceTask(Task):
         results["examples"] = len(labels)
         return results
 
+    def collapse(self, scoring, results):
+        """All one label, or (STS-B) one score for every pair."""
+        predicted = self._predictions(scoring.split)
+        if self.is_regression:
+            what = metrics.constant(predicted, long_inputs.text_labels(scoring.split.features))
+            return self.collapse_of(scoring.split.name, what, results, "mse")
+        found = metrics.one_class(predicted, self.spec.labels)
+        return self.collapse_of(scoring.split.name, found and found[0], results,
+                                self.primary_metric)
+
     def baseline(self, labels):
         """The trivial baseline's scores on the split: the mean predictor (STS-B)
         or the split's majority class, every metric of it as `baseline_*`

@@ -39,7 +39,7 @@ from albert_tf.checkpoints import native
 from albert_tf.data import Features, new_array
 from albert_tf.io_utils import atomic_file, chunks
 from albert_tf.training.run_folder import MODEL_DIR
-from albert_tf.tasks import declarations, long_inputs, register, user_files
+from albert_tf.tasks import declarations, long_inputs, metrics, register, user_files
 from albert_tf.tasks.base import Task
 from albert_tf.tasks.text_classification import data, report
 from albert_tf.tasks.text_classification.model import TextClassifier
@@ -284,6 +284,24 @@ class TextTask(Task):
         results["examples"] = len(labels)
         self._write_reports(scoring, results)
         return results
+
+    def collapse(self, scoring, results):
+        """All one label (multi-label: one label set for every row), or one score."""
+        options, head = self.task_options, scoring.head
+        kind, labels = self.kind(options), long_inputs.text_labels(scoring.split.features)
+        logits, split = self.text_logits(scoring.split), scoring.split.name
+        if kind == data.REGRESSION:
+            return self.collapse_of(split, metrics.constant(logits[:, 0], labels), results,
+                                    "mse")
+        if kind == data.MULTI_LABEL:
+            chosen = report.sigmoid(logits) >= head["threshold"]
+            if len(chosen) and np.all(chosen == chosen[0]):
+                names = [n for n, on in zip(head["labels"], chosen[0]) if on]
+                return self.collapse_of(split, f"every one of the {len(chosen)} predictions "
+                                        f"is the label set {names}", results, "micro_f1")
+            return None
+        found = metrics.one_class(np.argmax(logits, -1), head["labels"])
+        return self.collapse_of(split, found and found[0], results, "accuracy", "macro_f1")
 
     def _baseline(self, options, labels):
         """The majority baseline's scores, when the training file is at hand."""

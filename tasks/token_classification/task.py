@@ -166,10 +166,19 @@ class TokenClassificationTask(Task):
         self._write_conll(scoring, encoded, gold, predicted)
         metrics = {"precision": scores["precision"], "recall": scores["recall"],
                    "f1": scores["f1"], "accuracy": scores["accuracy"],
-                   "strict_f1": strict["f1"], "examples": len(gold), "entities": scores["gold"]}
+                   "strict_f1": strict["f1"], "examples": len(gold), "entities": scores["gold"],
+                   "predicted_entities": scores["found"]}
         metrics.update({f"f1_{k}": v["f1"] for k, v in scores["per_type"].items()})
         metrics.update(tag_baseline(gold))
         return metrics
+
+    def collapse(self, scoring, results):
+        """No entity found in a split that has some (every word tagged outside one)."""
+        if results.get("entities") and not results.get("predicted_entities"):
+            return self.collapse_of(
+                scoring.split.name, f"no entity is predicted in the {results['examples']} "
+                f"texts (they hold {results['entities']})", results, "f1")
+        return None
 
     def _scheme(self):
         tags = self.tags(self.task_options, self.settings.data_dir)
