@@ -168,6 +168,11 @@ class Task(abc.ABC):
     # The metric that ranks steps and runs (--keep_best, early stopping, seeds,
     # search): a key of what `evaluate` returns for the first of `eval_splits`.
     primary_metric = None
+    # What a model card says of it (`albert_tf.model_card`): Hugging Face's pipeline
+    # tag ("text-classification", ...) and the language of its data (an ISO 639-1
+    # code), None where it is the user's.
+    pipeline_tag = None
+    language = None
 
     def __init__(self, declared):
         self.declared = declared
@@ -283,6 +288,15 @@ class Task(abc.ABC):
     def write_predictions(self, scoring):
         """Writes the prediction files of an unlabelled split (`scoring`: a
         `Scoring`) into `scoring.output_dir`; returns their paths."""
+
+    def data_files(self, data_dir, options):
+        """The files (or folders) the task reads, which a model card lists with their
+        hashes: `data_dir`, and the files its options name (`train_file`, ...)."""
+        files = [data_dir] if data_dir else []
+        if options is not None:
+            files += [getattr(options, name) for name in options.field_names()
+                      if name.endswith("_file") and getattr(options, name)]
+        return files
 
     def kfold_files(self, options, data_dir, k, folder):
         """`--kfold=k`: writes the k folds of the training file into `folder` and

@@ -122,9 +122,10 @@ def mean_predictor_mse(labels, train_labels=None):
 
 def one_class(predictions, names=None):
     """`(what, count)` when every prediction is the same class (`names`: the class
-    names by id, else the values themselves), else None: a collapsed classifier."""
+    names by id, else the values themselves), else None: a collapsed classifier.
+    A single prediction is no collapse (any model predicts one class there)."""
     predictions = np.asarray(predictions)
-    if len(predictions) == 0 or np.any(predictions != predictions[0]):
+    if len(predictions) < 2 or np.any(predictions != predictions[0]):
         return None
     value = predictions[0].item() if hasattr(predictions[0], "item") else predictions[0]
     shown = names[int(value)] if names is not None else value

@@ -10,7 +10,7 @@ import os
 
 from albert_tf import checkpoints
 from albert_tf.checkpoints.weights import CheckpointError
-from albert_tf.training import eval_history
+from albert_tf.training import eval_history, run_card
 from albert_tf.training.collapse import first_check_step
 from albert_tf.training.callbacks import update_step
 from albert_tf.training.run_folder import BEST_DIR, HISTORY_FILE
@@ -60,9 +60,12 @@ def write_final(run, results):
 def save_best(run, entry):
     """Writes the model as it is now (the best step so far, history `entry`) to `best/`."""
     if run.setup.chief:
-        save_finetuned(run.model, run.task, run.saved_settings(),
-                       os.path.join(run.output_dir, BEST_DIR), run.tokenizer,
+        folder = os.path.join(run.output_dir, BEST_DIR)
+        save_finetuned(run.model, run.task, run.saved_settings(), folder, run.tokenizer,
                        extra={"step": entry["step"]})
+        run_card.write(run, folder, {split: {k: v for k, v in entry.items()
+                                             if k not in ("step", "epoch")}
+                                     for split in run.task.eval_splits[:1]}, entry["step"])
 
 
 def restore_best(run):

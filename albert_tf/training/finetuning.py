@@ -20,7 +20,7 @@ from albert_tf import extras, lora
 from albert_tf.data import bucket_lengths, padded_length
 from albert_tf.data.features import cache_key, cached
 from albert_tf.progress import Heartbeat, Progress
-from albert_tf.training import best_model, collapse, engine, tracking
+from albert_tf.training import best_model, collapse, engine, run_card, tracking
 from albert_tf.training.callbacks import update_step
 from albert_tf.training import settings as settings_lib
 from albert_tf.training.results import write_results
@@ -375,10 +375,10 @@ def _run(current):
         for split in task.eval_splits:
             results[split] = task.evaluate(current.scoring(split))
         if settings.do_train:  # (judged at the end; raises `Collapsed` to restart)
-            found = current.watch.judge(update_step(current.trainee),
-                                        current.collapse(results), at_end=True)
+            step = update_step(current.trainee)
+            found = current.watch.judge(step, current.collapse(results), at_end=True)
             if found is not None:
-                results["collapsed"] = found.to_dict()
+                results["collapsed"] = {"step": step, **found.to_dict()}
         best_model.write_final(current, {split: results[split] for split in task.eval_splits})
     if settings.collapse_restarts or any("collapsed" in a for a in current.attempts.entries):
         results["attempts"] = current.attempts.results()
@@ -395,6 +395,7 @@ def _run(current):
         write_results(os.path.join(settings.output_dir, RESULTS_FILE), results)
         save_finetuned(current.model, task, current.saved_settings(),
                        os.path.join(settings.output_dir, MODEL_DIR), current.tokenizer)
+        run_card.write(current, os.path.join(settings.output_dir, MODEL_DIR), results)
         current.report.final(update_step(current.trainee), results, {
             os.path.join(settings.output_dir, name): folder for name, folder in (
                 (RESULTS_FILE, None), (HISTORY_FILE, None), (MODEL_DIR, MODEL_DIR))})

@@ -21,6 +21,7 @@ import statistics
 
 from albert_tf.io_utils import atomic_file
 from albert_tf.settings import Settings, at_least, setting
+from albert_tf.training import run_card
 from albert_tf.training.variant_runner import VariantRunner, say
 
 SEEDS_SUMMARY = "seeds_summary"
@@ -174,6 +175,7 @@ def run_repeats(folder, names, run, splits, stem, label, log=say, extra=None):
     records = VariantRunner(folder, title, log).run_all(list(names), repetition)
     summary = summarise({name.split("-", 1)[1]: r["metrics"] for name, r in records.items()})
     rescued, notes = rescue_notes(records, label)
+    run_card.add_repeats(folder, list(names), summary, label)
     return summary, write_summary(folder, stem, label, summary, {**(extra or {}), **rescued},
                                   notes), records
 

@@ -61,6 +61,7 @@ def answers(examples, logits, greedy):
 
 class ChidTask(Task):
     """CHID on CLUE's or FewCLUE's files (`data`)."""
+    pipeline_tag, language = "multiple-choice", "zh"
 
     primary_metric = "accuracy"
 

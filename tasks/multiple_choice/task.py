@@ -178,6 +178,7 @@ def encode_choices(examples, tokenizer, max_seq_length, max_qa_length, fill_blan
 class MultipleChoiceTask(Task):
     """What every multiple-choice task shares: featurization, head, metrics,
     prediction files and serving. Subclasses read their examples."""
+    pipeline_tag = "multiple-choice"
 
     fill_blank = False
     primary_metric = "accuracy"

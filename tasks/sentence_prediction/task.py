@@ -28,6 +28,9 @@ class SentenceTask(Task):
         self.eval_splits = tuple(spec.eval_splits)
         self.test_splits = tuple(spec.test_splits)
         self.data_source = spec.source
+        self.language = "zh" if spec.name in clue.SPECS else "en"
+
+    pipeline_tag = "text-classification"
 
     @property
     def is_regression(self):

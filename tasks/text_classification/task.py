@@ -59,6 +59,7 @@ def _saved_head(folder):
 
 
 class TextTask(Task):
+    pipeline_tag = "text-classification"
     eval_splits = ("dev",)
     test_splits = ("test",)
 

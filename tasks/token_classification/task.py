@@ -52,6 +52,7 @@ def _file_tags(examples):
 
 
 class TokenClassificationTask(Task):
+    pipeline_tag = "token-classification"
     primary_metric = "f1"  # entity-level micro F1 (conlleval's)
 
     def kfold_files(self, options, data_dir, k, folder):
