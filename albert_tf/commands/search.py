@@ -62,7 +62,7 @@ def check_inputs(task, base, parameters, output_dir):
     """What the trials read (checkpoint, vocabulary, model, data files) checked as
     each run checks it, before the study starts: a trial that could not start is
     one line naming the flag (or the `--space` value) at once, nothing written."""
-    from albert_tf.training.finetuning import check_inputs as check_run_inputs
+    from albert_tf.training.run_checks import check_inputs as check_run_inputs
 
     changes = [{}] + [{p.name: value} for p in parameters if p.name in INPUT_SETTINGS
                       for value in p.extremes()]
