@@ -29,8 +29,8 @@ from albert_tf.training.run_folder import (CHECKPOINT_DIR, CHECKPOINT_RESULTS_FI
                                            has_progress)
 from albert_tf.training.run_checks import (bind_task, check_inputs,  # noqa: F401 (public)
                                            check_run, splits_to_read)
-from albert_tf.training.run_model import (build_model, read_init_checkpoint,  # noqa: F401
-                                          run_tokenizer, save_finetuned)
+from albert_tf.training.run_model import (build_model, model_config,  # noqa: F401 (public)
+                                          read_init_checkpoint, run_tokenizer, save_finetuned)
 from albert_tf.training.devices import is_chief
 from albert_tf.training.setup import start_run
 from albert_tf.training.task_data import Scoring, SplitData
