@@ -42,3 +42,11 @@ class LossOptions(Settings):
     def loss_chosen(self):
         """Whether a loss other than plain cross-entropy was asked for."""
         return self.head_loss() is not None
+
+
+def head_loss(options):
+    """The head's loss of a task's `options`: theirs (`LossOptions.head_loss`), or
+    None (cross-entropy) for options without the loss options (a task type of one's
+    own on another options class)."""
+    return options.head_loss() if isinstance(options, LossOptions) else None
+

@@ -23,6 +23,7 @@ from albert_tf.io_utils import atomic_file
 from albert_tf.models import AlbertMultipleChoice
 from albert_tf.tasks import declarations, metrics, register
 from albert_tf.tasks.base import Task
+from albert_tf.tasks.losses import head_loss
 from albert_tf.tasks.chid.data import FEWCLUE, read_chid
 from albert_tf.tasks.chid.features import encode_blanks
 
@@ -81,7 +82,7 @@ class ChidTask(Task):
 
     def build_model(self, backbone, settings, head=None):
         return AlbertMultipleChoice(backbone, dropout=settings.classifier_dropout,
-                                    head_loss=self.options(settings).head_loss())
+                                    head_loss=head_loss(self.options(settings)))
 
     def _greedy(self):
         return self.task_options.chid_decoding == "global"

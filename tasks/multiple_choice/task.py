@@ -35,6 +35,7 @@ from albert_tf.io_utils import atomic_file, json_field
 from albert_tf.models import AlbertMultipleChoice
 from albert_tf.tasks import declarations, metrics, register, user_files
 from albert_tf.tasks.base import Task
+from albert_tf.tasks.losses import head_loss
 from albert_tf.tasks.multiple_choice.options import MultipleChoiceOptions
 
 
@@ -193,7 +194,7 @@ class MultipleChoiceTask(Task):
 
     def build_model(self, backbone, settings, head=None):
         return AlbertMultipleChoice(backbone, dropout=settings.classifier_dropout,
-                                    head_loss=self.options(settings).head_loss())
+                                    head_loss=head_loss(self.options(settings)))
 
     def evaluate(self, scoring):
         """Accuracy (and per group, e.g. RACE's middle and high), beside chance."""

@@ -15,6 +15,7 @@ import numpy as np
 from albert_tf.models import AlbertClassifier
 from albert_tf.tasks import declarations, long_inputs, metrics, register
 from albert_tf.tasks.base import Task
+from albert_tf.tasks.losses import head_loss
 from albert_tf.tasks.sentence_prediction import clue, glue
 
 
@@ -52,7 +53,7 @@ class SentenceTask(Task):
             return AlbertClassifier(backbone, 1, dropout=settings.classifier_dropout)
         return AlbertClassifier(backbone, len(self.spec.labels),
                                 dropout=settings.classifier_dropout,
-                                head_loss=self.options(settings).head_loss())
+                                head_loss=head_loss(self.options(settings)))
 
     def predictions(self, outputs):
         """Label ids, or scores, of per-text `outputs` (`{"logits": ...}`)."""

@@ -41,6 +41,7 @@ from albert_tf.io_utils import atomic_file, chunks
 from albert_tf.training.run_folder import MODEL_DIR
 from albert_tf.tasks import declarations, long_inputs, metrics, register, user_files
 from albert_tf.tasks.base import Task
+from albert_tf.tasks.losses import head_loss
 from albert_tf.tasks.text_classification import data, report
 from albert_tf.tasks.text_classification.model import TextClassifier
 from albert_tf.tasks.text_classification.options import TextOptions
@@ -172,7 +173,7 @@ class TextTask(Task):
         options = self.options(settings)
         return TextClassifier(backbone, labels, multi_label=options.multi_label,
                               class_weights=weights, dropout=settings.classifier_dropout,
-                              head_loss=None if self.regression else options.head_loss())
+                              head_loss=None if self.regression else head_loss(options))
 
     def featurize(self, examples, tokenizer, settings, split):
         """Features of `examples`, tokenized `FEATURIZE_CHUNK` at a time into arrays

@@ -32,6 +32,7 @@ from albert_tf.io_utils import atomic_file
 from albert_tf.models import AlbertTokenClassifier
 from albert_tf.tasks import declarations, register, user_files
 from albert_tf.tasks.base import Task
+from albert_tf.tasks.losses import head_loss
 from albert_tf.tasks.token_classification import data as token_data
 from albert_tf.tasks.token_classification import features as token_features
 from albert_tf.tasks.token_classification import ner_eval, tagging
@@ -143,7 +144,7 @@ class TokenClassificationTask(Task):
             # model loaded without its training file knows its tags.
             settings.task_options["entity_tags"] = ",".join(tags)
         return AlbertTokenClassifier(backbone, len(tags), dropout=settings.classifier_dropout,
-                                     crf=options.crf, head_loss=options.head_loss())
+                                     crf=options.crf, head_loss=head_loss(options))
 
     def predicted_tags(self, scoring):
         """`(encoded examples, predicted word tags)` of the split scored."""
