@@ -17,6 +17,7 @@ EXTRAS = {
     "keras-hub": ("keras_hub", "keras-hub"),
     "search": ("optuna", "optuna"),
     "zh": ("jieba", "jieba"),
+    "mlflow": ("mlflow", "mlflow"),
 }
 
 

@@ -8,7 +8,8 @@ import os
 from albert_tf.config import CONFIGS_DIR
 from albert_tf.io_utils import read_json
 from albert_tf.training.settings import FinetuneSettings
-from albert_tf.training.task_data import Scoring, SplitData  # noqa: F401 (what tasks read)
+from albert_tf.training.task_data import (Collapse, Scoring,  # noqa: F401 (what tasks read)
+                                          SplitData)
 
 # The words of metric names for which lower is better.
 LOWER_IS_BETTER = {"loss", "mse", "mae", "rmse", "error", "perplexity"}
@@ -167,6 +168,11 @@ class Task(abc.ABC):
     # The metric that ranks steps and runs (--keep_best, early stopping, seeds,
     # search): a key of what `evaluate` returns for the first of `eval_splits`.
     primary_metric = None
+    # What a model card says of it (`albert_tf.model_card`): Hugging Face's pipeline
+    # tag ("text-classification", ...) and the language of its data (an ISO 639-1
+    # code), None where it is the user's.
+    pipeline_tag = None
+    language = None
 
     def __init__(self, declared):
         self.declared = declared
@@ -262,10 +268,35 @@ class Task(abc.ABC):
     def evaluate(self, scoring):
         """Metrics (name -> number) of a labelled split (`scoring`: a `Scoring`)."""
 
+    def collapse(self, scoring, results):
+        """A `Collapse` when the model's predictions on the split scored (`scoring`,
+        with `results`, what `evaluate` returned for it) are degenerate: every one
+        the same class, one constant score, no entity; else None. Only the task
+        knows what its outputs predict; the default: it cannot tell (None)."""
+        return None
+
+    @staticmethod
+    def collapse_of(split, what, results, *metrics):
+        """The `Collapse` of the finding `what` (None: no collapse) on `split`, with
+        `metrics` of `results` and their `baseline_*` as its figures."""
+        if what is None:
+            return None
+        names = [n for m in metrics for n in (m, f"baseline_{m}") if n in results]
+        return Collapse(split, what, {n: results[n] for n in names})
+
     @abc.abstractmethod
     def write_predictions(self, scoring):
         """Writes the prediction files of an unlabelled split (`scoring`: a
         `Scoring`) into `scoring.output_dir`; returns their paths."""
+
+    def data_files(self, data_dir, options):
+        """The files (or folders) the task reads, which a model card lists with their
+        hashes: `data_dir`, and the files its options name (`train_file`, ...)."""
+        files = [data_dir] if data_dir else []
+        if options is not None:
+            files += [getattr(options, name) for name in options.field_names()
+                      if name.endswith("_file") and getattr(options, name)]
+        return files
 
     def kfold_files(self, options, data_dir, k, folder):
         """`--kfold=k`: writes the k folds of the training file into `folder` and

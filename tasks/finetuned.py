@@ -8,11 +8,12 @@ the task builds its own module (`Task.serving_module`).
 import os
 
 from albert_tf import tasks
-from albert_tf import checkpoints, lora
+from albert_tf import checkpoints, lora, model_card
 from albert_tf.backbone import AlbertBackbone
 from albert_tf.checkpoints import native
 from albert_tf.checkpoints.weights import assign
 from albert_tf.export import exporter, precision
+from albert_tf.export import formats as formats_lib
 from albert_tf.export.settings import ExportSettings
 from albert_tf.tokenizer.loading import load_tokenizer
 from albert_tf.training.run_folder import EXPORT_DIR, MODEL_DIR
@@ -153,6 +154,10 @@ def run_export(settings):
         saved_module=saved_module,
         model_dir=folder.model_dir, representative=data and data.calibration(module.input_names),
         evaluate=data and data.evaluate(module.input_names), renumber=settings.version is None)
+    # The model card of the folder (`README.md`): this export's variants and their sizes.
+    written = [e for e in formats_lib.chosen(names) if e.described(info) is not None]
+    model_card.add_export(folder.model_dir, target,
+                          {e.spelling: os.path.join(target, e.path) for e in written})
     return {"export_dir": target, "evaluation": info.get("evaluation")}
 
 

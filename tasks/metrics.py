@@ -118,3 +118,28 @@ def mean_predictor_mse(labels, train_labels=None):
     labels = np.asarray(labels, np.float64)
     mean = np.mean(train_labels if train_labels is not None and len(train_labels) else labels)
     return float(np.mean((labels - mean) ** 2))
+
+
+def one_class(predictions, names=None):
+    """`(what, count)` when every prediction is the same class (`names`: the class
+    names by id, else the values themselves), else None: a collapsed classifier.
+    A single prediction is no collapse (any model predicts one class there)."""
+    predictions = np.asarray(predictions)
+    if len(predictions) < 2 or np.any(predictions != predictions[0]):
+        return None
+    value = predictions[0].item() if hasattr(predictions[0], "item") else predictions[0]
+    shown = names[int(value)] if names is not None else value
+    return f"every one of the {len(predictions)} predictions is {shown!r}", len(predictions)
+
+
+def constant(predictions, labels, share=0.01):
+    """The finding when regression `predictions` hardly vary: their sd under `share`
+    of the labels' (a model that predicts one number), else None."""
+    predictions, labels = np.asarray(predictions, np.float64), np.asarray(labels, np.float64)
+    spread, wanted = float(np.std(predictions)), float(np.std(labels))
+    if len(predictions) < 2 or wanted == 0 or spread >= share * wanted:
+        return None
+    return (f"every one of the {len(predictions)} predictions is about "
+            f"{float(np.mean(predictions)):.4g} (sd {spread:.2g} against the labels' "
+            f"{wanted:.2g})")
+

@@ -43,7 +43,8 @@ def test_missing_spm_model_names_it(tmp_path):
 def test_glue_task_rejects_squad_options(tmp_path):
     result = cli.run(MODULE, *cli.rte_args(tmp_path / "out", cli.tiny_model(tmp_path)),
                      "--doc_stride=32")
-    assert "unknown option for task 'rte' in ['doc_stride']; known: long_inputs, window_stride" in cli.one_line_error(result)
+    assert "unknown option for task 'rte' in ['doc_stride']; known: loss, focal_gamma, " \
+        "label_smoothing, long_inputs, window_stride" in cli.one_line_error(result)
 
 
 def test_train_evaluate_predict_then_resume_is_a_no_op_and_other_settings_are_refused(tmp_path):

@@ -139,7 +139,8 @@ def test_roles_name_the_fields_each_rule_reads():
         "learning_rate", "train_steps", "warmup_steps", "dropout")
     assert FinetuneSettings.fields_with("resumable") == (
         "strategy", "tpu", "keep_checkpoints", "log_every", "do_train", "do_eval",
-        "do_predict", "export", "eval_batch_size")
+        "do_predict", "export", "eval_batch_size", "report_to", "mlflow_tracking_uri",
+        "mlflow_experiment", "mlflow_parent_run")
     assert FinetuneSettings.fields_with("invocation") == ("do_train",)
     assert FinetuneSettings.fields_with("auto") == ("precision", "xla", "layer_execution")
     assert FinetuneSettings.fields_with("run_control") == ("do_eval", "do_predict", "export")

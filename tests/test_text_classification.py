@@ -50,7 +50,11 @@ def _error(task, options, split="train", data_dir=None):
 
 def test_registered_with_recipes():
     assert {"text_classification", "text_regression"} <= set(tasks.names())
-    assert CLASSIFY.options_class is REGRESS.options_class is TextOptions
+    # Classification adds the loss options (tasks/losses.py) to regression's.
+    assert REGRESS.options_class is TextOptions
+    assert issubclass(CLASSIFY.options_class, TextOptions)
+    assert {"loss", "focal_gamma", "label_smoothing"} <= \
+        set(CLASSIFY.options_class.field_names()) - set(TextOptions.field_names())
     for task in (CLASSIFY, REGRESS):
         assert task.recipe.max_seq_length == 128 and task.recipe.warmup_steps < \
             task.recipe.train_steps

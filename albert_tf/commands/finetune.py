@@ -20,7 +20,7 @@ from albert_tf.commands import cli
 from albert_tf.commands.program import Flags, Program
 from albert_tf.io_utils import read_json
 from albert_tf.settings import Settings, merged, setting
-from albert_tf.training import seeds_folds
+from albert_tf.training import seeds_folds, tracking
 from albert_tf.training import settings as settings_lib
 from albert_tf.training.run_folder import RESULTS_FILE
 from albert_tf.training.settings import FinetuneSettings
@@ -62,7 +62,9 @@ def resolve_settings(given, base=None, overrides=None):
     saved = (settings_lib.load_saved(FinetuneSettings, output_dir)
              if settings_lib.has_progress(output_dir) else None)
     if saved is not None:
-        return load_task(saved.task), settings_lib.resumed(saved, flags)
+        settings = settings_lib.resumed(saved, flags)
+        tracking.require(settings)  # a missing extra: one line, before any work
+        return load_task(saved.task), settings
     given.check_required()
     # Its recipe and options, its module not yet imported.
     task = tasks.declared({**given.config, **flags}["task"])
@@ -72,6 +74,7 @@ def resolve_settings(given, base=None, overrides=None):
             if one in flags:
                 values.pop(other, None)
     settings = settings_lib.resolve(task, merged(values, flags), given.config, given.source)
+    tracking.require(settings)
     return load_task(task.name), settings
 
 
@@ -104,18 +107,42 @@ def run_once(task, settings, given, make_run=None):
     return results
 
 
+def tracked(root, name, resolve):
+    """`(parent, runs)`: a set's MLflow run in `root` (None without MLflow), and
+    `resolve(extra)` (the settings of its runs, with `extra` over the flags) with
+    each run made its child."""
+    first = resolve({})
+    parent = tracking.open_parent(next(iter(first.values()))[1], root, name)
+    return parent, (resolve(parent.child_settings()) if parent else first)
+
+
+def report_set(parent, run_set):
+    """Runs `run_set()` (`(summary, paths)`), its MLflow run `parent` ended as it
+    ends, with the summary when it is done."""
+    try:
+        summary, paths = run_set()
+    except BaseException as e:
+        tracking.ended(parent, e)
+        raise
+    if parent is not None:
+        parent.summary(summary, paths)
+        tracking.ended(parent)
+    return summary, paths
+
+
 def run_seeds(given, repeat):
     """`--seeds`: every seed's settings resolved (and checked) first, then run one by one."""
     if "seed" in given.flags:
         raise ValueError("give --seed (one run) or --seeds (one run per seed), not both")
     root = given.flags["output_dir"]
-    runs = {seed: resolve_settings(given, overrides={
-        "seed": seed, "output_dir": os.path.join(root, seeds_folds.seed_folder(seed))})
-        for seed in repeat.seed_list}
+    parent, runs = tracked(root, f"seeds {','.join(map(str, repeat.seed_list))}", lambda extra: {
+        seed: resolve_settings(given, overrides={
+            "seed": seed, "output_dir": os.path.join(root, seeds_folds.seed_folder(seed)),
+            **extra}) for seed in repeat.seed_list})
     task = next(iter(runs.values()))[0]
-    summary, paths = seeds_folds.run_seeds(root, repeat.seed_list,
-                                           lambda seed, path: run_once(*runs[seed], given),
-                                           task.eval_splits)
+    summary, paths = report_set(parent, lambda: seeds_folds.run_seeds(
+        root, repeat.seed_list, lambda seed, path: run_once(*runs[seed], given),
+        task.eval_splits))
     print(seeds_folds.markdown(summary, "seed"), end="")
     print(f"wrote {', '.join(paths)}")
     return summary
@@ -129,14 +156,15 @@ def run_kfold(given, repeat):
     task = task.bind(settings)
     folds = task.kfold_files(task.task_options, settings.data_dir, repeat.kfold,
                              os.path.join(root, seeds_folds.KFOLD_DATA))
-    runs = [resolve_settings(given, overrides={
-        "output_dir": os.path.join(root, seeds_folds.fold_folder(fold.index)),
-        "do_eval": True, "do_predict": True, "data_dir": None,
-        "task_options": {"train_file": fold.train, "eval_file": fold.dev,
-                         "predict_file": fold.dev}}) for fold in folds]
-    summary, paths = seeds_folds.run_folds(root, folds,
-                                           lambda index, path: run_once(*runs[index - 1], given),
-                                           task.eval_splits, task.test_splits[0])
+    parent, runs = tracked(root, f"kfold {len(folds)}", lambda extra: {
+        fold.index: resolve_settings(given, overrides={
+            "output_dir": os.path.join(root, seeds_folds.fold_folder(fold.index)),
+            "do_eval": True, "do_predict": True, "data_dir": None,
+            "task_options": {"train_file": fold.train, "eval_file": fold.dev,
+                             "predict_file": fold.dev}, **extra}) for fold in folds})
+    summary, paths = report_set(parent, lambda: seeds_folds.run_folds(
+        root, folds, lambda index, path: run_once(*runs[index], given), task.eval_splits,
+        task.test_splits[0]))
     print(seeds_folds.markdown(summary, "fold"), end="")
     print(f"wrote {', '.join(paths)}")
     return summary

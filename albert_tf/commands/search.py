@@ -29,6 +29,7 @@ from albert_tf.commands.finetune import RUN_SETTINGS, TASK_OPTIONS
 from albert_tf.commands.program import Flags, Program
 from albert_tf.settings import merged
 from albert_tf.training import settings as settings_lib
+from albert_tf.training import tracking
 from albert_tf.training.settings import FinetuneSettings
 from albert_tf.tuning.settings import PROBES_FILE, SETTINGS_FILE, SearchSettings
 
@@ -61,7 +62,7 @@ def check_inputs(task, base, parameters, output_dir):
     """What the trials read (checkpoint, vocabulary, model, data files) checked as
     each run checks it, before the study starts: a trial that could not start is
     one line naming the flag (or the `--space` value) at once, nothing written."""
-    from albert_tf.training.finetuning import check_inputs as check_run_inputs
+    from albert_tf.training.run_checks import check_inputs as check_run_inputs
 
     changes = [{}] + [{p.name: value} for p in parameters if p.name in INPUT_SETTINGS
                       for value in p.extremes()]
@@ -127,6 +128,7 @@ def run(search, given):
     parameters = space.parse_space(search.space, FinetuneSettings)
     base = {k: v for k, v in values.items() if k not in NOT_SHARED}
     resolved = check(tasks.declared(values["task"]), base, parameters, output_dir)
+    tracking.require(resolved)
     cli.load_tensorflow()  # the task's module imports it: without its start-up noise
     task = tasks.get(values["task"])
     check_inputs(task, base, parameters, output_dir)
@@ -140,14 +142,24 @@ def run(search, given):
     seeds = tuple(range(seed, seed + search.seeds_per_trial))
     found = study.open_study(output_dir, "maximize" if maximize else "minimize",
                              search.sampler, parameters, seed, search.prune)
-    records = study.run_search(
-        output_dir, found, parameters, trials,
-        study.finetune_trials(task.name, trial_config(task, base, output_dir), seeds, metric,
-                              task.eval_splits[0],
-                              probes_file=os.path.join(output_dir, PROBES_FILE)))
-    table = report.rows(records, parameters, metric, maximize, output_dir)
-    paths = report.write_table(table, parameters, metric, output_dir)
-    paths.append(report.write_plot(table, parameters, metric, output_dir))
+    # The search's MLflow run (--report_to=mlflow): a trial is its child, a trial's seeds
+    # the trial's children.
+    parent = tracking.open_parent(resolved, output_dir, "search")
+    if parent is not None and parent.fresh:
+        parent.params({"search": search.to_dict()})
+    try:
+        records = study.run_search(
+            output_dir, found, parameters, trials,
+            study.finetune_trials(task.name, trial_config(task, base, output_dir), seeds,
+                                  metric, task.eval_splits[0],
+                                  probes_file=os.path.join(output_dir, PROBES_FILE),
+                                  tracker=parent))
+        table = report.rows(records, parameters, metric, maximize, output_dir)
+        paths = report.write_table(table, parameters, metric, output_dir)
+        paths.append(report.write_plot(table, parameters, metric, output_dir))
+    except BaseException as e:
+        tracking.ended(parent, e)
+        raise
     with open(paths[0], encoding="utf-8") as f:
         print(f.read(), end="")
     best = table[0] if table and table[0][metric] is not None else None
@@ -155,6 +167,13 @@ def run(search, given):
         sd = "" if best[f"{metric}_sd"] is None else f" +- {best[f'{metric}_sd']:.4f}"
         print(f"best: trial {best['trial']} ({metric} {best[metric]:.4f}{sd}): {best['folder']}")
     print(f"wrote {', '.join(paths)}")
+    if parent is not None:
+        if best is not None:
+            parent.metrics({f"best/{metric}": best[metric]})
+            parent.tags({"best_trial": best["trial"]})
+        for path in paths:
+            parent.artifacts(path)
+        tracking.ended(parent)
     return {"trials": table, "best": best, "files": paths}
 
 

@@ -5,7 +5,7 @@ from keras import ops
 
 from albert_tf.layers.common import kernel_initializer
 from albert_tf.models.base import TaskModel
-from albert_tf.models.losses import replica_mean, sparse_cross_entropy
+from albert_tf.models.losses import categorical_loss, check_loss, replica_mean
 
 
 @keras.saving.register_keras_serializable(package="albert_tf")
@@ -15,6 +15,8 @@ class AlbertClassifier(TaskModel):
     As in the reference `run_classifier.py` (`output_weights`/`output_bias`)
     and Hugging Face's `AlbertForSequenceClassification` (`classifier`).
     `num_classes=1` is regression (STS-B) with a squared-error loss.
+    `head_loss`: a classification head's loss (`albert_tf.models.losses`: focal,
+    label smoothing), None for cross-entropy.
 
     Inputs: the backbone's dict. Outputs: `{"logits": float32 (batch, num_classes)}`.
     Labels (for `fit`): `{"label": (batch,)}`, class ids or float targets.
@@ -22,11 +24,15 @@ class AlbertClassifier(TaskModel):
 
     head_kind = "classifier"
 
-    def __init__(self, backbone, num_classes, dropout=0.1, **kwargs):
+    def __init__(self, backbone, num_classes, dropout=0.1, head_loss=None, **kwargs):
         super().__init__(**kwargs)
         self.backbone = backbone
         self.num_classes = num_classes
         self.dropout = dropout
+        self.head_loss = check_loss(head_loss)
+        if self.head_loss is not None and num_classes == 1:
+            raise ValueError("a regression head (num_classes=1) takes no classification "
+                             f"loss, got head_loss={head_loss!r}")
         self.head_dropout = keras.layers.Dropout(dropout, dtype=backbone.dtype_policy)
         self.classifier = keras.layers.Dense(
             num_classes, kernel_initializer=kernel_initializer(backbone.config.initializer_range),
@@ -51,8 +57,9 @@ class AlbertClassifier(TaskModel):
         if self.is_regression:
             per_example = ops.square(logits[:, 0] - ops.cast(y["label"], "float32"))
         else:
-            per_example = sparse_cross_entropy(y["label"], logits)
+            per_example = categorical_loss(y["label"], logits, self.head_loss)
         return replica_mean(per_example)
 
     def head_arguments(self):
-        return {"num_classes": self.num_classes, "dropout": self.dropout}
+        return {"num_classes": self.num_classes, "dropout": self.dropout,
+                "head_loss": self.head_loss}

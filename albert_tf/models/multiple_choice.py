@@ -6,7 +6,7 @@ from keras import ops
 
 from albert_tf.layers.common import kernel_initializer
 from albert_tf.models.base import TaskModel
-from albert_tf.models.losses import replica_mean, sparse_cross_entropy
+from albert_tf.models.losses import categorical_loss, check_loss, replica_mean
 
 
 @keras.saving.register_keras_serializable(package="albert_tf")
@@ -23,7 +23,8 @@ class AlbertMultipleChoice(TaskModel):
 
     A question has any number of choices: a batch is padded to its largest
     number of choices, and padded choice slots (`choice_lengths` 0) get a
-    logit of -inf, so they take no probability and no loss.
+    logit of -inf, so they take no probability and no loss (nor, with
+    `head_loss`'s label smoothing, any of the smoothed target).
 
     Inputs (a dict):
         token_ids, segment_ids: int32 `(batch, num_choices, seq_length)`.
@@ -40,11 +41,12 @@ class AlbertMultipleChoice(TaskModel):
 
     head_kind = "classifier"
 
-    def __init__(self, backbone, dropout=0.1, **kwargs):
+    def __init__(self, backbone, dropout=0.1, head_loss=None, **kwargs):
         super().__init__(**kwargs)
         # === Layers ===
         self.backbone = backbone
         self.dropout = dropout
+        self.head_loss = check_loss(head_loss)  # None: cross-entropy (models/losses.py)
         self.head_dropout = keras.layers.Dropout(dropout, dtype=backbone.dtype_policy)
         self.classifier = keras.layers.Dense(
             1, kernel_initializer=kernel_initializer(backbone.config.initializer_range),
@@ -72,7 +74,7 @@ class AlbertMultipleChoice(TaskModel):
     distilled_outputs = {"logits": "softmax"}
 
     def compute_loss(self, x=None, y=None, y_pred=None, sample_weight=None, training=True):
-        return replica_mean(sparse_cross_entropy(y["label"], y_pred["logits"]))
+        return replica_mean(categorical_loss(y["label"], y_pred["logits"], self.head_loss))
 
     def head_arguments(self):
-        return {"dropout": self.dropout}
+        return {"dropout": self.dropout, "head_loss": self.head_loss}

@@ -7,7 +7,7 @@ from keras import ops
 from albert_tf.layers.common import kernel_initializer
 from albert_tf.models.base import TaskModel
 from albert_tf.models.crf import LinearChainCRF
-from albert_tf.models.losses import replica_mean
+from albert_tf.models.losses import categorical_loss, check_loss, replica_mean
 
 # Label of the tokens the loss ignores (a word's later sub-tokens, [CLS],
 # [SEP], padding), as Hugging Face's token classification uses -100.
@@ -35,7 +35,9 @@ class AlbertTokenClassifier(TaskModel):
     BERT's NER recipe (Devlin et al. 2019, section 5.3): each word's tag is
     read from its first sub-token. With `crf=True` a `LinearChainCRF` scores
     the sequence of first sub-tokens (the words), trained by its
-    log-likelihood and decoded by Viterbi.
+    log-likelihood and decoded by Viterbi. `head_loss` (focal, label smoothing:
+    `albert_tf.models.losses`) is the softmax head's, None for cross-entropy;
+    a CRF's loss is the sequence's log-likelihood, which takes neither.
 
     Inputs: the backbone's dict. Outputs: `{"logits": float32 (batch, seq, num_tags)}`.
     Labels (for `fit`): `{"label": (batch, seq)}` tag ids on first sub-tokens,
@@ -45,12 +47,16 @@ class AlbertTokenClassifier(TaskModel):
     head_kind = "token_classifier"
     token_outputs = ("logits",)
 
-    def __init__(self, backbone, num_tags, dropout=0.1, crf=False, **kwargs):
+    def __init__(self, backbone, num_tags, dropout=0.1, crf=False, head_loss=None, **kwargs):
         super().__init__(**kwargs)
         self.backbone = backbone
         self.num_tags = num_tags
         self.dropout = dropout
         self.use_crf = crf
+        self.head_loss = check_loss(head_loss)
+        if crf and self.head_loss is not None:
+            raise ValueError("a CRF head is trained by the tag sequence's log-likelihood; it "
+                             f"takes no focal loss or label smoothing, got head_loss={head_loss!r}")
         backbone.pooler.trainable = False  # token outputs only: the pooler gets no gradient
         self.head_dropout = keras.layers.Dropout(dropout, dtype=backbone.dtype_policy)
         self.classifier = keras.layers.Dense(
@@ -73,7 +79,7 @@ class AlbertTokenClassifier(TaskModel):
             tags, _ = compact(labels, tagged)
             return replica_mean(-self.crf.log_likelihood(potentials, tags, lengths))
         safe = tf.where(tagged, labels, tf.zeros_like(labels))
-        per_token = keras.losses.sparse_categorical_crossentropy(safe, logits, from_logits=True)
+        per_token = categorical_loss(safe, logits, self.head_loss)
         weights = tf.cast(tagged, tf.float32)
         # Mean over this replica's tagged tokens, scaled for the replicas' sum.
         replicas = tf.distribute.get_strategy().num_replicas_in_sync
@@ -98,4 +104,5 @@ class AlbertTokenClassifier(TaskModel):
         return scatter_back(self.crf.decode(potentials, lengths), lengths, word_mask)
 
     def head_arguments(self):
-        return {"num_tags": self.num_tags, "dropout": self.dropout, "crf": self.use_crf}
+        return {"num_tags": self.num_tags, "dropout": self.dropout, "crf": self.use_crf,
+                "head_loss": self.head_loss}

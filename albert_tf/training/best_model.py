@@ -1,6 +1,6 @@
 """A fine-tuning run's evaluations around training: the `Evaluator` of
 --eval_every, the best step written to `best/` and loaded back (--keep_best),
-and the final evaluation's TensorBoard scalars.
+and the final evaluation's scalars (TensorBoard, MLflow: the run's `report`).
 
 Functions of a `finetuning.Run` (its task, settings, model and setup); the
 history, the best step and early stopping themselves are `eval_history`'s.
@@ -10,9 +10,10 @@ import os
 
 from albert_tf import checkpoints
 from albert_tf.checkpoints.weights import CheckpointError
-from albert_tf.training import eval_history
+from albert_tf.training import eval_history, run_card
+from albert_tf.training.collapse import first_check_step
 from albert_tf.training.callbacks import update_step
-from albert_tf.training.run_folder import BEST_DIR, HISTORY_FILE, TENSORBOARD_DIR
+from albert_tf.training.run_folder import BEST_DIR, HISTORY_FILE
 from albert_tf.training.run_model import save_finetuned
 
 
@@ -37,31 +38,34 @@ def evaluator(run, train_examples):
     chosen = selection(run)
     primary = eval_history.history_key(task.primary_metric_for(task.task_options),
                                      task.eval_splits)
+    run.watch.check_step = first_check_step(steps, s.warmup_steps)
     return eval_history.Evaluator(
         run.evaluate, steps, task.eval_splits,
         lambda step: step * s.batch_size / train_examples, chosen,
         os.path.join(s.output_dir, HISTORY_FILE),
         save_best=(lambda entry: save_best(run, entry)) if s.keep_best else None,
-        summary_dir=os.path.join(s.output_dir, TENSORBOARD_DIR), chief=run.setup.chief,
-        check_metric=chosen.key != primary)
+        chief=run.setup.chief, check_metric=chosen.key != primary,
+        report=run.report.evaluation, watch=run.watch.after_evaluation)
 
 
 def write_final(run, results):
-    """The final evaluation's TensorBoard scalars, at the trained step, unless an
-    evaluation while training already wrote that step (the same model)."""
+    """The final evaluation's scalars (`run.report`), at the trained step, unless
+    an evaluation while training already wrote that step (the same model)."""
     step = update_step(run.trainee)
     history = eval_history.read_history(os.path.join(run.output_dir, HISTORY_FILE))
     if run.setup.chief and not any(e["step"] == step for e in history):
-        eval_history.write_evaluation(os.path.join(run.output_dir, TENSORBOARD_DIR), step,
-                                    results)
+        run.report.evaluation(step, results)
 
 
 def save_best(run, entry):
     """Writes the model as it is now (the best step so far, history `entry`) to `best/`."""
     if run.setup.chief:
-        save_finetuned(run.model, run.task, run.saved_settings(),
-                       os.path.join(run.output_dir, BEST_DIR), run.tokenizer,
+        folder = os.path.join(run.output_dir, BEST_DIR)
+        save_finetuned(run.model, run.task, run.saved_settings(), folder, run.tokenizer,
                        extra={"step": entry["step"]})
+        run_card.write(run, folder, {split: {k: v for k, v in entry.items()
+                                             if k not in ("step", "epoch")}
+                                     for split in run.task.eval_splits[:1]}, entry["step"])
 
 
 def restore_best(run):

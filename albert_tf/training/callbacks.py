@@ -197,7 +197,8 @@ class CheckpointSaver(keras.callbacks.Callback):
 
 
 class ProgressLogger(keras.callbacks.Callback):
-    """Progress with loss, throughput and ETA; TensorBoard scalars every `every` steps.
+    """Progress with loss, throughput and ETA; TensorBoard scalars every `every` steps
+    (and to `report`, a function `(step, {name: value})`, when given).
 
     A progress bar on a terminal; in logs (no terminal), one line every
     `every` steps or every `interval` seconds, whichever comes first, and one
@@ -207,7 +208,7 @@ class ProgressLogger(keras.callbacks.Callback):
     """
 
     def __init__(self, total_steps, examples_per_step, summary_dir, every=50, verbose=True,
-                 interval=30.0, clock=time.perf_counter):
+                 interval=30.0, clock=time.perf_counter, report=None):
         super().__init__()
         self.total_steps = total_steps
         self.examples_per_step = examples_per_step
@@ -216,6 +217,7 @@ class ProgressLogger(keras.callbacks.Callback):
         self.interval, self.clock = interval, clock
         self._last_line = None  # when the last line was printed (or training began)
         self.writer = tf.summary.create_file_writer(summary_dir) if summary_dir else None
+        self.report = report
         self.bar = self.notebook_bar = None
         self.first = None  # (step, time) after the first step
         self.final_throughput = 0.0
@@ -273,13 +275,17 @@ class ProgressLogger(keras.callbacks.Callback):
                                or now - self._last_line >= self.interval):
             self._last_line = now
             print(self.line(step, {**values, **self.last_eval}), flush=True)
-        if self.writer is not None and step % self.every == 0:
-            lr = self.model.optimizer.learning_rate
-            with self.writer.as_default(step=step):
-                for name, value in values.items():
-                    tf.summary.scalar(f"train/{name}", value)
-                tf.summary.scalar("train/learning_rate", float(keras.ops.convert_to_numpy(lr)))
-                tf.summary.scalar("train/examples_per_second", self.throughput())
+        if (self.writer is not None or self.report is not None) and step % self.every == 0:
+            lr = float(keras.ops.convert_to_numpy(self.model.optimizer.learning_rate))
+            scalars = {**{f"train/{name}": value for name, value in values.items()},
+                       "train/learning_rate": lr,
+                       "train/examples_per_second": self.throughput()}
+            if self.writer is not None:
+                with self.writer.as_default(step=step):
+                    for name, value in scalars.items():
+                        tf.summary.scalar(name, value)
+            if self.report is not None:
+                self.report(step, scalars)
 
     def line(self, step, values):
         """`step N/T  loss L  R examples/s  ETA m:ss`: one line of the log."""

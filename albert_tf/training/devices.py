@@ -118,10 +118,12 @@ def _gpu_compute_capability():
     return details.get("compute_capability", (0, 0))
 
 
-def resolve_precision(precision, xla, strategy):
+def resolve_precision(precision, xla, strategy, measure=True):
     """(Keras dtype policy name, jit_compile) for the requested settings.
 
     precision: one of PRECISIONS; xla: "auto", "on" or "off".
+    measure: whether `auto` may time bfloat16 on a CPU (else float32: a choice
+        that no timing can change, for a deterministic run).
     """
     if precision not in PRECISIONS:
         raise ValueError(f"unknown precision {precision!r}; choose one of {PRECISIONS}")
@@ -135,7 +137,8 @@ def resolve_precision(precision, xla, strategy):
         elif capability:
             precision = "fp16"
         else:
-            precision = "bf16" if cpu_bf16_speedup() >= BF16_MIN_SPEEDUP else "fp32"
+            precision = ("bf16" if measure and cpu_bf16_speedup() >= BF16_MIN_SPEEDUP
+                         else "fp32")
     if xla == "auto":
         # TPUs always compile; GPUs gain from fusion; on CPUs XLA slowed training.
         jit = on_tpu or capability is not None

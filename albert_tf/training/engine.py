@@ -107,7 +107,7 @@ def planned_dataset(strategy, features, settings, batch_length):
 
 
 def train(model, strategy, make_dataset, settings, output_dir, verbose=True, worker=None,
-          evaluator=None, only_trained=False):
+          evaluator=None, only_trained=False, tensorboard=True, report=None):
     """Trains `model` (compiled, with its optimizer) for `settings.train_steps`.
 
     Resumes from the newest checkpoint in `output_dir/checkpoints`.
@@ -129,6 +129,10 @@ def train(model, strategy, make_dataset, settings, output_dir, verbose=True, wor
     only_trained: checkpoints hold the trainable variables only (LoRA: the
     frozen backbone is the pretrained checkpoint's).
 
+    tensorboard: whether the chief writes the training scalars to
+    `output_dir/tensorboard`; report: a function `(step, {name: value})` that
+    gets them too (a tracker's), or None.
+
     Raises:
         TrainingDiverged: the loss became NaN/inf or exploded.
     """
@@ -145,9 +149,10 @@ def train(model, strategy, make_dataset, settings, output_dir, verbose=True, wor
     micro_start = micro_batches_done(model.optimizer) if start else 0
     guard = DivergenceGuard(settings.divergence_factor)
     progress = ProgressLogger(settings.train_steps, settings.batch_size,
-                              os.path.join(output_dir, TENSORBOARD_DIR) if worker is None
-                              else None,
-                              every=settings.log_every, verbose=verbose and worker is None)
+                              os.path.join(output_dir, TENSORBOARD_DIR)
+                              if worker is None and tensorboard else None,
+                              every=settings.log_every, verbose=verbose and worker is None,
+                              report=report if worker is None else None)
     saver = CheckpointSaver(manager, settings.checkpoint_every, guard)
     rise = LossRiseWarning(window=max(5, min(50, settings.train_steps // 20)))
     stop = StopOnSignal(at_once=isinstance(strategy, tf.distribute.MultiWorkerMirroredStrategy))

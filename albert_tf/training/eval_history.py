@@ -166,6 +166,10 @@ class Evaluator(keras.callbacks.Callback):
     splits: the evaluated splits (the history's keys); epoch_of: step -> epochs done.
     save_best: function of the history entry whose weights (the model's now) are the
         best so far, or None (no --keep_best).
+    summary_dir: TensorBoard's folder, or None; report: a function `(step, results)`
+        that gets each evaluation too (a tracker's), or None.
+    watch: a function of the step, called after each evaluation (and for the
+        restored step's, on resuming): `collapse.CollapseWatch.after_evaluation`.
     chief: whether this process writes files (the history, the best model, summaries);
         every worker of a multi-worker run evaluates (prediction is collective).
     check_metric: whether a new run first evaluates once, unrecorded, to find out
@@ -177,12 +181,14 @@ class Evaluator(keras.callbacks.Callback):
     """
 
     def __init__(self, evaluate, steps, splits, epoch_of, selection, history_path,
-                 save_best=None, summary_dir=None, chief=True, check_metric=False):
+                 save_best=None, summary_dir=None, chief=True, check_metric=False, report=None,
+                 watch=None):
         super().__init__()
         self.evaluate, self.steps, self.splits = evaluate, frozenset(steps), tuple(splits)
         self.epoch_of, self.selection, self.path = epoch_of, selection, history_path
         self.save_best, self.summary_dir, self.chief = save_best, summary_dir, chief
         self.check_metric = check_metric
+        self.report, self.watch = report, watch
         self.history = []
         self.stopped = None  # the early stop, once decided (`Selection.stop_reason`)
         self.saver = self.guard = self.progress = None
@@ -204,6 +210,8 @@ class Evaluator(keras.callbacks.Callback):
         self.history = history
         if step in self.steps and not any(e["step"] == step for e in history):
             self._record(step)
+        if step in self.steps and self.watch is not None:
+            self.watch(step)  # (a run killed after its line and before its judgement)
         self.stopped = self.selection.stop_reason(self.history)
         self._show()
         return self.stopped
@@ -216,6 +224,8 @@ class Evaluator(keras.callbacks.Callback):
             self.saver.save()  # the line of a step is never ahead of its checkpoint
         self._record(step)
         self._show()
+        if self.watch is not None:
+            self.watch(step)
         self.stopped = self.selection.stop_reason(self.history)
         if self.stopped is not None:
             self.model.stop_training = True
@@ -231,6 +241,8 @@ class Evaluator(keras.callbacks.Callback):
             write_history(self.path, history)
             if self.summary_dir:
                 write_evaluation(self.summary_dir, step, results)
+            if self.report is not None:
+                self.report(step, results)
         self.history = history
 
     def _show(self):

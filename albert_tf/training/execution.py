@@ -299,7 +299,7 @@ def measure(config, policy, options, batch_size, seq_length, steps=PROBE_STEPS):
 
 
 def resolve_execution(precision, xla, layer_execution, strategy, config=None, recompute=False,
-                      batch_size=8, seq_length=128, measure_fn=None):
+                      batch_size=8, seq_length=128, measure_fn=None, timed=True):
     """The `Execution` of a run with these settings.
 
     precision, xla, layer_execution: the settings (each may be "auto").
@@ -309,13 +309,16 @@ def resolve_execution(precision, xla, layer_execution, strategy, config=None, re
     batch_size, seq_length: the run's per-replica batch shape (the probe's is
         capped at `PROBE_MAX_BATCH` x `PROBE_MAX_LENGTH`).
     measure_fn: a function like `measure` (the default), e.g. a test's.
+    timed: False: nothing is timed (`auto` takes the defaults, and float32 on
+        a CPU), so that the choice is the same every time (`--deterministic`).
 
     Where nothing is measured, evaluation's XLA (`inference_jit`) is the
     training step's.
     """
     import tensorflow as tf
 
-    policy, default_jit = resolve_precision(precision, xla, strategy)
+    policy, default_jit = resolve_precision(precision, xla, strategy, timed)
+    config = config if timed else None
     if layer_execution == "auto" and config is not None and \
             unrolled_gradient_bytes(config) > UNROLL_MAX_GRADIENT_BYTES:
         layer_execution = "loop"

@@ -16,77 +16,24 @@ written by `results`.
 import dataclasses
 import os
 
-from albert_tf import extras, lora
+from albert_tf import lora
 from albert_tf.data import bucket_lengths, padded_length
 from albert_tf.data.features import cache_key, cached
 from albert_tf.progress import Heartbeat, Progress
-from albert_tf.training import best_model, engine
+from albert_tf.training import best_model, collapse, engine, run_card, tracking
 from albert_tf.training.callbacks import update_step
 from albert_tf.training import settings as settings_lib
 from albert_tf.training.results import write_results
 from albert_tf.training.run_folder import (CHECKPOINT_DIR, CHECKPOINT_RESULTS_FILE, FEATURES_DIR,
-                                           MODEL_DIR, RESULTS_FILE, SETTINGS_FILE, has_progress)
-from albert_tf.training.run_model import (build_model, model_config, read_init_checkpoint,
-                                          run_tokenizer, save_finetuned)
+                                           HISTORY_FILE, MODEL_DIR, RESULTS_FILE, SETTINGS_FILE,
+                                           has_progress)
+from albert_tf.training.run_checks import (bind_task, check_inputs,  # noqa: F401 (public)
+                                           check_run, splits_to_read)
+from albert_tf.training.run_model import (build_model, model_config,  # noqa: F401 (public)
+                                          read_init_checkpoint, run_tokenizer, save_finetuned)
+from albert_tf.training.devices import is_chief
 from albert_tf.training.setup import start_run
 from albert_tf.training.task_data import Scoring, SplitData
-
-
-def splits_to_read(task, settings):
-    """The splits a run reads: train to train, dev to evaluate (at the end, or
-    while training), test to predict."""
-    evaluates = settings.do_eval or (settings.do_train and settings.eval_every is not None)
-    return ([task.train_split] if settings.do_train else []) + \
-        (list(task.eval_splits) if evaluates else []) + \
-        (list(task.test_splits) if settings.do_predict else [])
-
-
-def bind_task(task, settings):
-    """The task bound to a run of `settings` (unknown task options rejected before
-    any work), with the extras its evaluation needs checked."""
-    task = task.bind(settings)
-    if settings.do_eval:
-        for extra in task.extras:
-            extras.require(extra, f"evaluating task {task.name!r}")
-    return task
-
-
-def check_run(task, settings, vocabulary_size, checkpoint, examples):
-    """The model config of a run of `settings` (`task`: bound to them), once every
-    problem the user can get wrong is known: the model, its vocabulary
-    (`vocabulary_size`: the tokenizer's) and positions, and every split the run
-    reads (`examples(split)` reads one); raises `ValueError` listing them all."""
-    config, problem = model_config(settings, checkpoint, vocabulary_size)
-    problems = [problem] if problem else []
-    if settings.model and settings.init_checkpoint:
-        problems.append("give --init_checkpoint (its model is used) or --model (a new "
-                        "model), not both")
-    if settings.max_seq_length > config.max_sequence_length:
-        problems.append(f"--max_seq_length={settings.max_seq_length} is more than the "
-                        f"model's {config.max_sequence_length} positions")
-    for split in splits_to_read(task, settings):
-        try:
-            if not examples(split):
-                problems.append(f"the {split} split of task {task.name!r} has no examples")
-        except (OSError, ValueError) as e:
-            problems.append(str(e))
-    if problems:
-        # Splits read from one file (a label set learnt from the training
-        # file checks dev too) fail with one message: say it once.
-        raise ValueError("; ".join(dict.fromkeys(problems)))
-    return config
-
-
-def check_inputs(task, settings):
-    """Checks what a run of `settings` reads as `Run` checks it, without starting
-    one (no strategy, no model, nothing written): the task's options, the
-    vocabulary, the checkpoint (a published name is fetched into the cache), the
-    model and every split. For a program that starts its runs later (a search's
-    trials): what they would fail on is said once, at its start."""
-    task = bind_task(task, settings)
-    tokenizer = run_tokenizer(settings)
-    check_run(task, settings, tokenizer.vocabulary_size, read_init_checkpoint(settings),
-              lambda split: task.read(settings.data_dir, split, task.task_options))
 
 
 class Run:
@@ -118,10 +65,19 @@ class Run:
         config = check_run(task, settings, self.tokenizer.vocabulary_size, checkpoint,
                            self.examples)
         resumed = has_progress(settings.output_dir)
+        # After a collapse (--collapse_restarts): the attempt's own seed and learning rate.
+        self.attempts = collapse.Attempts(settings, is_chief(settings.strategy))
+        self.attempts.archive()  # (what a run killed while restarting left)
+        varied = self.attempts.varied()
+        self._own = {name: getattr(settings, name) for name in varied}
         self.setup = start_run(settings, SETTINGS_FILE,
                                config.replace(dropout=settings.dropout,
-                                              attention_dropout=settings.dropout))
+                                              attention_dropout=settings.dropout), varied)
         self.settings = settings = self.setup.settings
+        self._collapse = (None, None)  # (step, the task's Collapse) of the latest evaluation
+        self.watch = collapse.CollapseWatch(
+            self.attempts, None, self.collapse_at,
+            (lambda line: print(line, flush=True)) if self.setup.chief else None)
         if verbose and self.setup.chief:
             print(f"device: {self.setup.describe()}", flush=True)
         self.settings = settings = self._schedule()
@@ -138,6 +94,8 @@ class Run:
         # of 8. Training's and evaluation's XLA are chosen apart (`RunSetup`).
         self.batch_length = self._batch_length(self.setup.jit)
         self.eval_batch_length = self._batch_length(self.setup.inference_jit)
+        # TensorBoard and MLflow (--report_to), on the chief.
+        self.report = tracking.RunReport(settings, self.setup.chief)
 
     def _batch_length(self, jit):
         """`lengths -> the batch's padded length`, for a step compiled with XLA or not."""
@@ -158,8 +116,8 @@ class Run:
         scheduled = settings_lib.scheduled(s, examples)
         if scheduled != s:
             self.setup = dataclasses.replace(self.setup, settings=scheduled)
-            if self.setup.chief:
-                scheduled.save(os.path.join(s.output_dir, SETTINGS_FILE))
+            if self.setup.chief:  # (the run's own seed and rate, not an attempt's)
+                scheduled.replace(**self._own).save(os.path.join(s.output_dir, SETTINGS_FILE))
         if s.num_epochs is not None and self._reporting():
             print(f"train: {s.num_epochs} epochs of {examples:,} examples = "
                   f"{scheduled.train_steps:,} updates of {s.batch_size}", flush=True)
@@ -256,8 +214,21 @@ class Run:
         self.model_changed()
         results = {split: self.task.evaluate(self.scoring(split))
                    for split in self.task.eval_splits}
+        self._collapse = (update_step(self.trainee), self.collapse(results))
         self._outputs.clear()  # those outputs are of this step only
         return results
+
+    def collapse(self, results):
+        """The task's `Collapse` of the model as it is now on the first dev split,
+        whose `results` are given, or None."""
+        split = self.task.eval_splits[0]
+        return self.task.collapse(self.scoring(split), results[split])
+
+    def collapse_at(self, step):
+        """The collapse of the evaluation at `step`: the latest's, else made again."""
+        if self._collapse[0] != step:
+            self.evaluate()
+        return self._collapse[1]
 
     def outputs(self, split):
         """The model's outputs on every example of a split (cached until trained again)."""
@@ -293,7 +264,9 @@ class Run:
         result = engine.train(self.trainee, self.strategy, make_dataset, self.settings,
                               self.settings.output_dir, verbose, self.setup.worker,
                               best_model.evaluator(self, len(features)),
-                              only_trained=bool(self.settings.lora_rank))
+                              only_trained=bool(self.settings.lora_rank),
+                              tensorboard=self.report.summary_dir is not None,
+                              report=self.report.scalars)
         self.model_changed()
         trained = result["step"] * self.settings.batch_size
         return {**result, "examples": trained, "train_set_examples": len(features),
@@ -306,12 +279,30 @@ def run(task, settings, verbose=True, make_run=Run):
     Writes into `settings.output_dir`: `settings.json` (with the precision
     and XLA choice made), `checkpoints/`, `tensorboard/`, `eval_results.json`,
     prediction files, and `model/` (the fine-tuned model in albert_tf's
-    format, with its vocabulary).
+    format, with its vocabulary); reports to MLflow as `--report_to` says
+    (`tracking`), its MLflow run ended FINISHED, KILLED (interrupted) or FAILED.
 
     make_run: `Run` or a subclass, called as `make_run(task, settings, verbose)`.
     """
-    current = make_run(task, settings, verbose)
+    tracking.require(settings)
+    while True:
+        current = make_run(task, settings, verbose)
+        try:
+            results = _run(current)
+        except collapse.Collapsed:
+            current.attempts.restart()  # from the initial weights, with the next seed
+            continue
+        except BaseException as e:
+            current.report.end(e)
+            raise
+        current.report.end()
+        return results
+
+
+def _run(current):
+    """`run`'s steps on the `Run` made."""
     settings, setup, task = current.settings, current.setup, current.task  # the bound task
+    verbose = current.verbose
     results = {"task": task.name, "precision": setup.policy, "xla": setup.jit,
                "evaluation_xla": setup.inference_jit, "replicas": setup.replicas}
     if settings.do_eval:
@@ -328,7 +319,14 @@ def run(task, settings, verbose=True, make_run=Run):
     if settings.do_eval:
         for split in task.eval_splits:
             results[split] = task.evaluate(current.scoring(split))
+        if settings.do_train:  # (judged at the end; raises `Collapsed` to restart)
+            step = update_step(current.trainee)
+            found = current.watch.judge(step, current.collapse(results), at_end=True)
+            if found is not None:
+                results["collapsed"] = {"step": step, **found.to_dict()}
         best_model.write_final(current, {split: results[split] for split in task.eval_splits})
+    if settings.collapse_restarts or any("collapsed" in a for a in current.attempts.entries):
+        results["attempts"] = current.attempts.results()
     if settings.do_predict:
         results["predictions"] = {split: task.write_predictions(current.scoring(split))
                                   for split in task.test_splits}
@@ -342,4 +340,8 @@ def run(task, settings, verbose=True, make_run=Run):
         write_results(os.path.join(settings.output_dir, RESULTS_FILE), results)
         save_finetuned(current.model, task, current.saved_settings(),
                        os.path.join(settings.output_dir, MODEL_DIR), current.tokenizer)
+        run_card.write(current, os.path.join(settings.output_dir, MODEL_DIR), results)
+        current.report.final(update_step(current.trainee), results, {
+            os.path.join(settings.output_dir, name): folder for name, folder in (
+                (RESULTS_FILE, None), (HISTORY_FILE, None), (MODEL_DIR, MODEL_DIR))})
     return results

@@ -2,7 +2,9 @@
 
     <output_dir>/seed-1/ ... seed-5/     one ordinary run folder per seed
                  seeds_summary.{json,md} per metric: mean, sample sd, median, min, max
-                                         and each seed's value
+                                         and each seed's value; the seeds restarted after
+                                         a collapse (`--collapse_restarts`) and those whose
+                                         run ended collapsed
     <output_dir>/fold-1/ ... fold-K/     one run per fold (`--kfold`), kfold_summary.{json,md}
 
 Each repetition is a variant of `albert_tf.training.variant_runner.VariantRunner`: a set
@@ -19,6 +21,7 @@ import statistics
 
 from albert_tf.io_utils import atomic_file
 from albert_tf.settings import Settings, at_least, setting
+from albert_tf.training import run_card
 from albert_tf.training.variant_runner import VariantRunner, say
 
 SEEDS_SUMMARY = "seeds_summary"
@@ -95,8 +98,9 @@ def summarise(values_by_run):
     return summary
 
 
-def markdown(summary, label):
-    """The summary as a Markdown table: one row per metric, one column per run."""
+def markdown(summary, label, notes=()):
+    """The summary as a Markdown table: one row per metric, one column per run;
+    then `notes`, a line each."""
     runs = []
     for entry in summary.values():
         runs += [r for r in entry["values"] if r not in runs]
@@ -106,6 +110,8 @@ def markdown(summary, label):
         cells = [_cell(entry[s]) for s in STATISTICS] + \
             [_cell(entry["values"].get(r)) for r in runs]
         lines.append("| " + " | ".join([metric, *cells]) + " |")
+    if notes:
+        lines += ["", *notes]
     return "\n".join(lines) + "\n"
 
 
@@ -113,14 +119,42 @@ def _cell(value):
     return "-" if value is None else f"{value:.4f}"
 
 
-def write_summary(folder, stem, label, summary, extra=None):
-    """Writes `<stem>.json` (the summary, and `extra`) and `<stem>.md`; returns the paths."""
+def write_summary(folder, stem, label, summary, extra=None, notes=()):
+    """Writes `<stem>.json` (the summary, and `extra`) and `<stem>.md` (with `notes`);
+    returns the paths."""
     paths = [os.path.join(folder, f"{stem}.{ext}") for ext in ("json", "md")]
     with atomic_file(paths[0], encoding="utf-8") as f:
         json.dump({**(extra or {}), "metrics": summary}, f, indent=2, sort_keys=True)
     with atomic_file(paths[1], encoding="utf-8") as f:
-        f.write(markdown(summary, label))
+        f.write(markdown(summary, label, notes))
     return paths
+
+
+def rescue(results):
+    """What a run's results say of collapses (`albert_tf.training.collapse`): the
+    restarts it took and the collapse it ended with, as a repetition records them."""
+    record = {}
+    restarts = len(results.get("attempts") or [None]) - 1
+    if restarts:
+        record["restarts"] = restarts
+    if results.get("collapsed"):
+        record["collapsed"] = {k: results["collapsed"].get(k) for k in ("what", "step")}
+    return record
+
+
+def rescue_notes(records, label):
+    """`(extra, notes)`: the restarts and collapses of `records` (name -> record) for
+    the summary file and its Markdown lines."""
+    restarts = {n.split("-", 1)[1]: r["restarts"] for n, r in records.items()
+                if r and r.get("restarts")}
+    collapsed = {n.split("-", 1)[1]: r["collapsed"] for n, r in records.items()
+                 if r and r.get("collapsed")}
+    notes = [f"{label} {run}: restarted {count} time(s) after a collapse"
+             for run, count in restarts.items()]
+    notes += [f"{label} {run}: collapsed ({c['what']}; at step {c['step']})"
+              for run, c in collapsed.items()]
+    extra = {"restarts": restarts, "collapsed": {run: c["what"] for run, c in collapsed.items()}}
+    return extra, notes
 
 
 def run_repeats(folder, names, run, splits, stem, label, log=say, extra=None):
@@ -134,12 +168,16 @@ def run_repeats(folder, names, run, splits, stem, label, log=say, extra=None):
         results = run(name, path)
         predictions = {split: os.path.relpath(file, path) for split, file in
                        (results.get("predictions") or {}).items() if isinstance(file, str)}
-        return {"metrics": metric_values(results, splits), "predictions": predictions}
+        return {"metrics": metric_values(results, splits), "predictions": predictions,
+                **rescue(results)}
 
     title = "seeds" if stem == SEEDS_SUMMARY else "folds"
     records = VariantRunner(folder, title, log).run_all(list(names), repetition)
     summary = summarise({name.split("-", 1)[1]: r["metrics"] for name, r in records.items()})
-    return summary, write_summary(folder, stem, label, summary, extra), records
+    rescued, notes = rescue_notes(records, label)
+    run_card.add_repeats(folder, list(names), summary, label)
+    return summary, write_summary(folder, stem, label, summary, {**(extra or {}), **rescued},
+                                  notes), records
 
 
 def seed_folder(seed):

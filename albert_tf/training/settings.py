@@ -31,6 +31,9 @@ OPTIMIZERS = ("adamw", "lamb")
 DEFAULT_MODEL = "albert_base"
 # Two ways to give one quantity: (one, other); giving both is an error.
 ALTERNATIVES = (("num_epochs", "train_steps"), ("warmup_proportion", "warmup_steps"))
+REPORT_TO = Rule(lambda v: set(v) <= {"tensorboard", "mlflow", "none"} and bool(v)
+                 and ("none" not in v or len(v) == 1),
+                 "tensorboard, mlflow, both (comma-separated) or none")
 EVAL_EVERY = Rule(lambda v: v == "epoch" or (isinstance(v, int) and v >= 1),
                   "a number of updates >= 1 or 'epoch'")
 
@@ -74,6 +77,12 @@ class TrainingSettings(Settings):
         "activations: less memory, about 1.3x the step time (needs dropout 0).")
     seed: int = setting(12345, "Seed of initialisation, dropout and data order.",
                         rule=NON_NEGATIVE)
+    deterministic: bool = setting(
+        False, "The same command twice on the same machine gives bit-identical weights and "
+        "results: TensorFlow's op determinism, every random draw from --seed, and the `auto` "
+        "choices made without measuring (float32 on a CPU, XLA as the device's default, the "
+        "layer loop), since timings differ between runs. Costs speed (README: Reproducible "
+        "runs).")
     # Devices.
     strategy: str = setting("auto", "tf.distribute strategy; multi_worker reads TF_CONFIG.",
                             choices=STRATEGIES, roles=("resumable",))
@@ -172,6 +181,29 @@ class FinetuneSettings(TrainingSettings):
         if isinstance(self.eval_every, str) and self.eval_every.strip().isdigit():
             object.__setattr__(self, "eval_every", int(self.eval_every))
         super().__post_init__()
+
+    collapse_restarts: int = setting(
+        0, "Restart a run whose predictions collapsed (all one class, one constant, no "
+        "entity: its task tells) at the first evaluation past warmup or at the end, from its "
+        "initial weights with another seed (seed + 1000 x restart; from the third restart on "
+        "at half the learning rate), at most this many times; every attempt is in "
+        "eval_results.json. A collapse is said in one line either way.", rule=NON_NEGATIVE)
+    # Reporting (albert_tf/training/tracking.py): where the run's numbers go beside its files.
+    report_to: tuple[str, ...] = setting(
+        ("tensorboard",), "Where the run reports its settings, training scalars, evaluations "
+        "and results: tensorboard (OUTPUT_DIR/tensorboard), mlflow (parameters, metrics by "
+        "step, eval_results.json and model/ as artifacts; seeds, folds and search trials as "
+        "child runs), both (tensorboard,mlflow), or none.", rule=REPORT_TO,
+        roles=("resumable",))
+    mlflow_tracking_uri: str | None = setting(
+        None, "MLflow's tracking server or store (default: the MLFLOW_TRACKING_URI variable, "
+        "else sqlite:///OUTPUT_DIR/mlflow.db with the artifacts in OUTPUT_DIR/mlartifacts).",
+        roles=("resumable",))
+    mlflow_experiment: str | None = setting(
+        None, "The MLflow experiment (default: the task's name).", roles=("resumable",))
+    mlflow_parent_run: str | None = setting(
+        None, "The MLflow run this run is a child of (set by --seeds, --kfold and search).",
+        flag=False, roles=("resumable",))
 
     # LoRA (albert_tf/lora.py): adapters trained on a frozen backbone.
     lora_rank: int = setting(

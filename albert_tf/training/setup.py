@@ -85,10 +85,11 @@ class RunSetup:
         gpus = tf.config.list_logical_devices("GPU")
         devices = f"{len(gpus)} GPU(s)" if gpus else "CPU"
         return (f"{devices}, {type(self.strategy).__name__} with {self.replicas} replica(s), "
-                f"{self.execution.describe()}")
+                f"{self.execution.describe()}"
+                + (", deterministic" if self.settings.deterministic else ""))
 
 
-def start_run(settings, settings_file, config=None):
+def start_run(settings, settings_file, config=None, varied=None):
     """Seeds, builds the strategy and resolves precision, XLA and layer execution.
 
     A setting left at "auto" takes the choice saved in
@@ -103,6 +104,15 @@ def start_run(settings, settings_file, config=None):
     config: the model's `AlbertConfig`, which XLA and layer execution are
     measured on (`albert_tf.training.execution`); without it they take the
     device's defaults.
+
+    varied: settings of this start only (a restart's seed and learning rate,
+    `collapse.Attempts.varied`): the run takes them, `settings_file` keeps the
+    run's own, which a resumed run is compared with.
+
+    `settings.deterministic`: TensorFlow's op determinism is enabled (for the
+    rest of the process: TensorFlow cannot turn it off), and nothing is timed to
+    resolve `auto`. With the seed set below that makes every random draw of the
+    run (initialisation, dropout; the data order is `--seed`'s own plan) the same.
     """
     if is_chief(settings.strategy):
         hold_folder(settings.output_dir, "--output_dir")
@@ -112,13 +122,19 @@ def start_run(settings, settings_file, config=None):
         settings = settings.replace(**{name: getattr(saved, name)
                                        for name in settings.fields_with("auto")
                                        if getattr(settings, name) == "auto"})
+    if settings.deterministic:
+        import tensorflow as tf
+
+        tf.config.experimental.enable_op_determinism()
     strategy = make_strategy(settings.strategy, settings.tpu)
     micro_batch = settings.batch_size // settings.accumulation_steps
     execution = resolve_execution(
         settings.precision, settings.xla, settings.layer_execution, strategy, config=config,
         recompute=settings.recompute,
         batch_size=max(1, micro_batch // strategy.num_replicas_in_sync),
-        seq_length=settings.max_seq_length)
+        seq_length=settings.max_seq_length, timed=not settings.deterministic)
+    own = {name: getattr(settings, name) for name in (varied or {})}
+    settings = settings.replace(**(varied or {}))
     # After measuring: the probe's models drew from the random state.
     keras.utils.set_random_seed(settings.seed)
     settings = settings.replace(precision=precision_name(execution.policy),
@@ -129,5 +145,5 @@ def start_run(settings, settings_file, config=None):
         os.makedirs(settings.output_dir, exist_ok=True)
         kept = {} if saved is None else {name: getattr(saved, name)
                                           for name in saved.fields_with("invocation")}
-        settings.replace(**kept).save(os.path.join(settings.output_dir, settings_file))
+        settings.replace(**own, **kept).save(os.path.join(settings.output_dir, settings_file))
     return setup

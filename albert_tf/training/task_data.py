@@ -45,3 +45,28 @@ class Scoring:
     tokenizer: object = None
     decode: object = None
     step: int | None = None
+
+
+@dataclasses.dataclass(frozen=True)
+class Collapse:
+    """What a task says of a model whose predictions on a split have collapsed
+    (`tasks.base.Task.collapse`): all one class, one constant, no entity.
+
+    split: the split scored. what: the finding, a phrase ("every one of the 277
+    predictions is 'not_entailment'"). figures: the numbers behind it beside the
+    baseline's (`{"accuracy": 0.527, "baseline_accuracy": 0.527}`).
+    """
+
+    split: str
+    what: str
+    figures: dict
+
+    def to_dict(self):
+        return dataclasses.asdict(self)
+
+    def describe(self):
+        """`<what> on <split> (<figures>)`: the finding in a line's words."""
+        shown = ", ".join(f"{k} {v:.4f}" if isinstance(v, float) else f"{k} {v}"
+                          for k, v in self.figures.items())
+        return f"{self.what} on {self.split}" + (f" ({shown})" if shown else "")
+

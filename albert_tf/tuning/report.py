@@ -2,7 +2,9 @@
 
 One row per finished trial, complete ones sorted by the metric (best first:
 the mean over the trial's seeds, with their sample sd), pruned ones after;
-`folder` names each trial's folder, and the first row is the best trial.
+`restarts` and `collapsed` name the seeds restarted after a collapse and those
+that ended collapsed (`--collapse_restarts`); `folder` names each trial's
+folder, and the first row is the best trial.
 """
 
 import csv
@@ -26,6 +28,8 @@ def rows(records, parameters, metric, maximize, folder):
                       **{p.name: record["params"].get(p.name) for p in parameters},
                       metric: record.get("value"), f"{metric}_sd": record.get("sd"),
                       "seeds": record.get("values", {}),
+                      "restarts": record.get("restarts", {}),
+                      "collapsed": record.get("collapsed", {}),
                       "folder": os.path.join(folder, f"trial-{number}")})
     complete = sorted((r for r in table if r[metric] is not None),
                       key=lambda r: -r[metric] if maximize else r[metric])
@@ -38,14 +42,15 @@ def _cell(value):
     if isinstance(value, float):
         return f"{value:.4g}"
     if isinstance(value, dict):
-        return " ".join(f"{k}:{v:.4f}" for k, v in value.items()) or "-"
+        return " ".join(f"{k}:{v:.4f}" if isinstance(v, float) else f"{k}:{v}"
+                        for k, v in value.items()) or "-"
     return str(value)
 
 
 def write_table(table, parameters, metric, folder):
     """Writes `trials.md`, `trials.csv`, `trials.json`; returns their paths."""
     columns = ["trial", "state", *(p.name for p in parameters), metric, f"{metric}_sd",
-               "seeds", "folder"]
+               "seeds", "restarts", "collapsed", "folder"]
     paths = [os.path.join(folder, f"{TABLE}.{ext}") for ext in ("md", "csv", "json")]
     with atomic_file(paths[0], encoding="utf-8") as f:
         f.write("| " + " | ".join(columns) + " |\n|" + "---|" * len(columns) + "\n")

@@ -21,7 +21,7 @@ import os
 
 from albert_tf.errors import RunStopped
 from albert_tf.io_utils import atomic_file, read_json
-from albert_tf.training import seeds_folds
+from albert_tf.training import seeds_folds, tracking
 from albert_tf.training.run_folder import RESULTS_FILE
 from albert_tf.tuning import watch
 from albert_tf.tuning.space import grid
@@ -137,19 +137,26 @@ def last_error(log_path):
 
 
 def finetune_trials(task_name, make_config, seeds, metric, split, poll_seconds=2.0, log=say,
-                    probes_file=None):
+                    probes_file=None, tracker=None):
     """`run_trial` for `run_search`: each of a trial's seeds is a fine-tuning
     process (`watch.start_finetune`) on the settings `make_config(params, seed)`
     returns (a dict, as a `--config` file holds them); the first seed's history
     is reported to the pruner. The trial's value: the mean of `metric` over the
     seeds, on the eval split `split`. probes_file: where the processes keep
     `auto`'s measurements of how to run the step (the first to need one
-    measures; the others, alike, run alike), or None."""
+    measures; the others, alike, run alike), or None. tracker: the search's
+    MLflow run (`albert_tf.training.tracking.MlflowRun`), or None: each trial is a
+    child run of it (its parameters, its mean and sd, pruned trials KILLED), and
+    the trial's runs are children of the trial's."""
     def run_trial(trial, params, path, reported):
+        trial_run = None if tracker is None else tracker.child(
+            path, f"trial-{trial.number}", params=params, tags={"trial": trial.number})
+        extra = {} if trial_run is None else trial_run.child_settings()
+
         def run(seed, seed_path):
             config = seed_path + ".json"
             with atomic_file(config, encoding="utf-8") as f:
-                json.dump(make_config(params, seed), f, indent=2, sort_keys=True)
+                json.dump({**make_config(params, seed), **extra}, f, indent=2, sort_keys=True)
             process = watch.start_finetune(task_name, config, seed_path, seed_path + ".log",
                                            probes_file=probes_file)
             pruned = watch.watch(process, os.path.join(seed_path, watch.HISTORY_FILE), metric,
@@ -163,14 +170,26 @@ def finetune_trials(task_name, make_config, seeds, metric, split, poll_seconds=2
             return read_json(os.path.join(seed_path, RESULTS_FILE))
 
         try:
-            summary, _ = seeds_folds.run_seeds(path, seeds, run, (split,), log)
+            summary, paths = seeds_folds.run_seeds(path, seeds, run, (split,), log)
+            if metric not in summary:
+                raise ValueError(f"the {split} results have no metric {metric!r}; they have "
+                                 f"{', '.join(summary)}")
         except Pruned:
             log(f"trial {trial.number}: pruned")
+            if trial_run is not None:
+                trial_run.tags({"state": "pruned"})
+                trial_run.end("KILLED")
             return {"state": "pruned"}
-        if metric not in summary:
-            raise ValueError(f"the {split} results have no metric {metric!r}; they have "
-                             f"{', '.join(summary)}")
+        except BaseException as e:
+            tracking.ended(trial_run, e)
+            raise
+        if trial_run is not None:
+            trial_run.summary(summary)
+            trial_run.tags({"state": "complete"})
+            tracking.ended(trial_run)
         entry = summary[metric]
+        saved = read_json(paths[0])  # the seeds' restarts and collapses (--collapse_restarts)
         return {"state": "complete", "value": entry["mean"], "sd": entry["sd"],
-                "values": entry["values"]}
+                "values": entry["values"], "restarts": saved.get("restarts", {}),
+                "collapsed": saved.get("collapsed", {})}
     return run_trial

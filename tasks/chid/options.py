@@ -2,13 +2,14 @@
 
 import dataclasses
 
-from albert_tf.settings import Settings, setting
+from albert_tf.settings import setting
+from albert_tf.tasks.losses import LossOptions
 
 DECODINGS = ("global", "argmax")
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
-class ChidOptions(Settings):
+class ChidOptions(LossOptions):
     chid_decoding: str = setting(
         "global", "CHID: how a passage group's blanks are answered: global (CLUE's baseline: "
         "the best (blank, idiom) pair first, each idiom used once) or argmax (each blank "

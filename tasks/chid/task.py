@@ -22,6 +22,7 @@ from albert_tf.io_utils import atomic_file
 from albert_tf.models import AlbertMultipleChoice
 from albert_tf.tasks import declarations, metrics, register
 from albert_tf.tasks.base import Task
+from albert_tf.tasks.losses import head_loss
 from albert_tf.tasks.chid.data import FEWCLUE, read_chid
 from albert_tf.tasks.chid.features import encode_blanks
 from albert_tf.tasks.multiple_choice.task import choice_features
@@ -61,6 +62,7 @@ def answers(examples, logits, greedy):
 
 class ChidTask(Task):
     """CHID on CLUE's or FewCLUE's files (`data`)."""
+    pipeline_tag, language = "multiple-choice", "zh"
 
     primary_metric = "accuracy"
 
@@ -76,7 +78,8 @@ class ChidTask(Task):
         return choice_features(arrays, lengths, examples)
 
     def build_model(self, backbone, settings, head=None):
-        return AlbertMultipleChoice(backbone, dropout=settings.classifier_dropout)
+        return AlbertMultipleChoice(backbone, dropout=settings.classifier_dropout,
+                                    head_loss=head_loss(self.options(settings)))
 
     def _greedy(self):
         return self.task_options.chid_decoding == "global"

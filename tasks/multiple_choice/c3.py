@@ -90,6 +90,7 @@ def read_c3(data_dir, split):
 class C3Task(MultipleChoiceTask):
     """Accuracy on all questions and on each half (`d_accuracy`, `m_accuracy`)."""
 
+    language = "zh"
     test_splits = ("test",)
     scored_test_splits = ("test",)
 

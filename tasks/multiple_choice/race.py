@@ -84,6 +84,7 @@ def read_race(data_dir, split):
 
 class RaceTask(MultipleChoiceTask):
     fill_blank = True
+    language = "en"
     test_splits = ("test",)
     scored_test_splits = ("test",)
 

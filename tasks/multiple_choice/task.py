@@ -35,6 +35,7 @@ from albert_tf.io_utils import atomic_file, json_field
 from albert_tf.models import AlbertMultipleChoice
 from albert_tf.tasks import declarations, metrics, register, user_files
 from albert_tf.tasks.base import Task
+from albert_tf.tasks.losses import head_loss
 from albert_tf.tasks.multiple_choice.options import MultipleChoiceOptions
 
 
@@ -178,6 +179,7 @@ def encode_choices(examples, tokenizer, max_seq_length, max_qa_length, fill_blan
 class MultipleChoiceTask(Task):
     """What every multiple-choice task shares: featurization, head, metrics,
     prediction files and serving. Subclasses read their examples."""
+    pipeline_tag = "multiple-choice"
 
     fill_blank = False
     primary_metric = "accuracy"
@@ -188,7 +190,8 @@ class MultipleChoiceTask(Task):
         return choice_features(arrays, lengths, examples)
 
     def build_model(self, backbone, settings, head=None):
-        return AlbertMultipleChoice(backbone, dropout=settings.classifier_dropout)
+        return AlbertMultipleChoice(backbone, dropout=settings.classifier_dropout,
+                                    head_loss=head_loss(self.options(settings)))
 
     def evaluate(self, scoring):
         """Accuracy (and per group, e.g. RACE's middle and high), beside chance."""
@@ -199,6 +202,12 @@ class MultipleChoiceTask(Task):
                              f"without an answer (first: {unlabelled[0]}); it cannot be scored")
         predicted = np.argmax(split.outputs["logits"], axis=-1)
         return choice_metrics(split.examples, predicted)
+
+    def collapse(self, scoring, results):
+        """The same answer position for every question."""
+        predicted = np.argmax(scoring.split.outputs["logits"], axis=-1)
+        found = metrics.one_class([f"choice {int(p)}" for p in predicted])
+        return self.collapse_of(scoring.split.name, found and found[0], results, "accuracy")
 
     def write_predictions(self, scoring):
         split = scoring.split

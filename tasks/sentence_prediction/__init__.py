@@ -7,8 +7,11 @@ the head is `AlbertClassifier` on the pooled `[CLS]` output; long texts as
 `tasks.long_inputs` says (`--long_inputs`).
 """
 
+import dataclasses
+
 from albert_tf.tasks.base import Declared, recipes_file
 from albert_tf.tasks.long_inputs import LongInputOptions
+from albert_tf.tasks.losses import LossOptions
 
 _MODULE = f"{__name__}.task"
 _RECIPES = recipes_file(__file__)
@@ -16,11 +19,22 @@ _RECIPES = recipes_file(__file__)
 GLUE_FOLDERS = {"cola": "CoLA", "sst2": "SST-2", "mrpc": "MRPC", "stsb": "STS-B",
                 "qqp": "QQP", "mnli": "MNLI", "qnli": "QNLI", "rte": "RTE", "wnli": "WNLI"}
 CLUE_NAMES = ("afqmc", "tnews", "iflytek", "cmnli", "ocnli", "cluewsc2020", "csl")
+REGRESSION = ("stsb",)  # a squared error: no classification loss options
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class ClassificationOptions(LongInputOptions, LossOptions):
+    """The options of the classification tasks: long inputs and the loss."""
+
+
+def _options(name):
+    return LongInputOptions if name in REGRESSION else ClassificationOptions
+
 
 DECLARED = (
-    *(Declared(name, _MODULE, LongInputOptions, recipes=_RECIPES,
+    *(Declared(name, _MODULE, _options(name), recipes=_RECIPES,
                data_folder=f"the GLUE folder {folder}") for name, folder in GLUE_FOLDERS.items()),
-    *(Declared(name, _MODULE, LongInputOptions, recipes=_RECIPES,
+    *(Declared(name, _MODULE, _options(name), recipes=_RECIPES,
                data_folder="the folder of its train.json, dev.json and test.json")
       for name in CLUE_NAMES),
 )

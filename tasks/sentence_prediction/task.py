@@ -15,6 +15,7 @@ import numpy as np
 from albert_tf.models import AlbertClassifier
 from albert_tf.tasks import declarations, long_inputs, metrics, register
 from albert_tf.tasks.base import Task
+from albert_tf.tasks.losses import head_loss
 from albert_tf.tasks.sentence_prediction import clue, glue
 
 
@@ -28,6 +29,9 @@ class SentenceTask(Task):
         self.eval_splits = tuple(spec.eval_splits)
         self.test_splits = tuple(spec.test_splits)
         self.data_source = spec.source
+        self.language = "zh" if spec.name in clue.SPECS else "en"
+
+    pipeline_tag = "text-classification"
 
     @property
     def is_regression(self):
@@ -45,8 +49,11 @@ class SentenceTask(Task):
                                     self.options(settings), split, labels)
 
     def build_model(self, backbone, settings, head=None):
-        num_classes = 1 if self.is_regression else len(self.spec.labels)
-        return AlbertClassifier(backbone, num_classes, dropout=settings.classifier_dropout)
+        if self.is_regression:
+            return AlbertClassifier(backbone, 1, dropout=settings.classifier_dropout)
+        return AlbertClassifier(backbone, len(self.spec.labels),
+                                dropout=settings.classifier_dropout,
+                                head_loss=head_loss(self.options(settings)))
 
     def predictions(self, outputs):
         """Label ids, or scores, of per-text `outputs` (`{"logits": ...}`)."""
@@ -67,6 +74,16 @@ class SentenceTask(Task):
         results.update(self.baseline(labels))
         results["examples"] = len(labels)
         return results
+
+    def collapse(self, scoring, results):
+        """All one label, or (STS-B) one score for every pair."""
+        predicted = self._predictions(scoring.split)
+        if self.is_regression:
+            what = metrics.constant(predicted, long_inputs.text_labels(scoring.split.features))
+            return self.collapse_of(scoring.split.name, what, results, "mse")
+        found = metrics.one_class(predicted, self.spec.labels)
+        return self.collapse_of(scoring.split.name, found and found[0], results,
+                                self.primary_metric)
 
     def baseline(self, labels):
         """The trivial baseline's scores on the split: the mean predictor (STS-B)

@@ -65,6 +65,7 @@ def heldout_threshold(model_dir):
 
 
 class SquadTask(Task):
+    pipeline_tag = "question-answering"
     eval_splits = ("dev",)
     test_splits = ()
     primary_metric = "f1"  # evaluate-v1.1.py's and evaluate-v2.0.py's F1
@@ -72,6 +73,7 @@ class SquadTask(Task):
     def __init__(self, declared, version):
         super().__init__(declared)
         self.version = version
+        self.language = "zh" if declared.name == "cmrc2018" else "en"
         self.data_source = datasets.squad_source(declared.name, version)
 
     @property

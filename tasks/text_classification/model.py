@@ -11,6 +11,9 @@ each kind of task:
   and examples;
 - regression (`labels` None): squared error of the single output.
 
+`head_loss` (focal, label smoothing: `albert_tf.models.losses`) changes the
+classification losses: the softmax's, or each label's sigmoid.
+
 `head_config()` holds the label set and the multi-label decision threshold,
 so that both are stored in the fine-tuned model folder.
 """
@@ -19,7 +22,7 @@ import keras
 from keras import ops
 
 from albert_tf.models import AlbertClassifier
-from albert_tf.models.losses import replica_mean, sparse_cross_entropy
+from albert_tf.models.losses import binary_loss, categorical_loss, replica_mean
 
 
 class TextClassifier(AlbertClassifier):
@@ -31,6 +34,8 @@ class TextClassifier(AlbertClassifier):
         threshold: multi-label: the probability from which a label is predicted.
         threshold_source: how it was chosen ("" while it is the default).
         dropout: before the dense layer.
+        head_loss: the classification loss (`albert_tf.models.losses`), None for
+            cross-entropy.
 
     Outputs: `{"logits": float32 (batch_size, num_labels)}` ((batch_size, 1) for
     regression). Labels (for `fit`): `{"label": ...}`: class ids (batch_size,),
@@ -38,9 +43,9 @@ class TextClassifier(AlbertClassifier):
     """
 
     def __init__(self, backbone, labels, multi_label=False, class_weights=None, threshold=0.5,
-                 threshold_source="", dropout=0.1, **kwargs):
+                 threshold_source="", dropout=0.1, head_loss=None, **kwargs):
         super().__init__(backbone, 1 if labels is None else len(labels), dropout=dropout,
-                         **kwargs)
+                         head_loss=head_loss, **kwargs)
         self.labels = None if labels is None else tuple(labels)
         self.multi_label = bool(multi_label)
         self.class_weights = None if class_weights is None else tuple(
@@ -64,10 +69,13 @@ class TextClassifier(AlbertClassifier):
             per_example = ops.square(logits[:, 0] - ops.cast(y["label"], "float32"))
         elif self.multi_label:
             targets = ops.cast(y["label"], "float32")  # (batch_size, num_labels)
-            per_example = ops.mean(keras.losses.binary_crossentropy(
-                targets[..., None], logits[..., None], from_logits=True), axis=-1)
+            if self.head_loss is None:
+                per_example = ops.mean(keras.losses.binary_crossentropy(
+                    targets[..., None], logits[..., None], from_logits=True), axis=-1)
+            else:
+                per_example = ops.mean(binary_loss(targets, logits, self.head_loss), axis=-1)
         else:
-            per_example = sparse_cross_entropy(y["label"], logits)
+            per_example = categorical_loss(y["label"], logits, self.head_loss)
             if self.class_weights is not None:
                 weights = ops.convert_to_tensor(self.class_weights, "float32")
                 per_example = per_example * ops.take(weights, ops.cast(y["label"], "int32"))
@@ -78,4 +86,5 @@ class TextClassifier(AlbertClassifier):
                 "multi_label": self.multi_label,
                 "class_weights": None if self.class_weights is None else
                 list(self.class_weights), "threshold": self.threshold,
-                "threshold_source": self.threshold_source, "dropout": self.dropout}
+                "threshold_source": self.threshold_source, "dropout": self.dropout,
+                "head_loss": self.head_loss}

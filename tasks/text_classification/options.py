@@ -5,6 +5,7 @@ import dataclasses
 from albert_tf.settings import OPEN_PROBABILITY, PROBABILITY, Settings, setting
 from albert_tf.tasks import user_files
 from albert_tf.tasks.long_inputs import LongInputOptions
+from albert_tf.tasks.losses import LossOptions
 
 CLASS_WEIGHTS = ("none", "balanced")
 
@@ -32,6 +33,11 @@ class TextOptions(user_files.FileOptions, LongInputOptions):
         return (*super().checks(),
                 ("text_column", bool(self.text_column), "a column name"),
                 ("label_column", bool(self.label_column), "a column name"))
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class TextClassificationOptions(TextOptions, LossOptions):
+    """text_classification's options: text_regression's and the classification loss."""
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)

@@ -39,8 +39,9 @@ from albert_tf.checkpoints import native
 from albert_tf.data import Features, new_array
 from albert_tf.io_utils import atomic_file, chunks
 from albert_tf.training.run_folder import MODEL_DIR
-from albert_tf.tasks import declarations, long_inputs, register, user_files
+from albert_tf.tasks import declarations, long_inputs, metrics, register, user_files
 from albert_tf.tasks.base import Task
+from albert_tf.tasks.losses import head_loss
 from albert_tf.tasks.text_classification import data, report
 from albert_tf.tasks.text_classification.model import TextClassifier
 from albert_tf.tasks.text_classification.options import TextOptions
@@ -59,6 +60,7 @@ def _saved_head(folder):
 
 
 class TextTask(Task):
+    pipeline_tag = "text-classification"
     eval_splits = ("dev",)
     test_splits = ("test",)
 
@@ -168,8 +170,10 @@ class TextTask(Task):
 
     def build_model(self, backbone, settings, head=None):
         labels, weights = self.head(settings, head)
-        return TextClassifier(backbone, labels, multi_label=self.options(settings).multi_label,
-                              class_weights=weights, dropout=settings.classifier_dropout)
+        options = self.options(settings)
+        return TextClassifier(backbone, labels, multi_label=options.multi_label,
+                              class_weights=weights, dropout=settings.classifier_dropout,
+                              head_loss=None if self.regression else head_loss(options))
 
     def featurize(self, examples, tokenizer, settings, split):
         """Features of `examples`, tokenized `FEATURIZE_CHUNK` at a time into arrays
@@ -282,6 +286,24 @@ class TextTask(Task):
         results["examples"] = len(labels)
         self._write_reports(scoring, results)
         return results
+
+    def collapse(self, scoring, results):
+        """All one label (multi-label: one label set for every row), or one score."""
+        options, head = self.task_options, scoring.head
+        kind, labels = self.kind(options), long_inputs.text_labels(scoring.split.features)
+        logits, split = self.text_logits(scoring.split), scoring.split.name
+        if kind == data.REGRESSION:
+            return self.collapse_of(split, metrics.constant(logits[:, 0], labels), results,
+                                    "mse")
+        if kind == data.MULTI_LABEL:
+            chosen = report.sigmoid(logits) >= head["threshold"]
+            if len(chosen) and np.all(chosen == chosen[0]):
+                names = [n for n, on in zip(head["labels"], chosen[0]) if on]
+                return self.collapse_of(split, f"every one of the {len(chosen)} predictions "
+                                        f"is the label set {names}", results, "micro_f1")
+            return None
+        found = metrics.one_class(np.argmax(logits, -1), head["labels"])
+        return self.collapse_of(split, found and found[0], results, "accuracy", "macro_f1")
 
     def _baseline(self, options, labels):
         """The majority baseline's scores, when the training file is at hand."""

@@ -32,6 +32,7 @@ from albert_tf.io_utils import atomic_file
 from albert_tf.models import AlbertTokenClassifier
 from albert_tf.tasks import declarations, register, user_files
 from albert_tf.tasks.base import Task
+from albert_tf.tasks.losses import head_loss
 from albert_tf.tasks.token_classification import data as token_data
 from albert_tf.tasks.token_classification import features as token_features
 from albert_tf.tasks.token_classification import ner_eval, tagging
@@ -52,6 +53,7 @@ def _file_tags(examples):
 
 
 class TokenClassificationTask(Task):
+    pipeline_tag = "token-classification"
     primary_metric = "f1"  # entity-level micro F1 (conlleval's)
 
     def kfold_files(self, options, data_dir, k, folder):
@@ -142,7 +144,7 @@ class TokenClassificationTask(Task):
             # model loaded without its training file knows its tags.
             settings.task_options["entity_tags"] = ",".join(tags)
         return AlbertTokenClassifier(backbone, len(tags), dropout=settings.classifier_dropout,
-                                     crf=options.crf)
+                                     crf=options.crf, head_loss=head_loss(options))
 
     def predicted_tags(self, scoring):
         """`(encoded examples, predicted word tags)` of the split scored."""
@@ -166,10 +168,19 @@ class TokenClassificationTask(Task):
         self._write_conll(scoring, encoded, gold, predicted)
         metrics = {"precision": scores["precision"], "recall": scores["recall"],
                    "f1": scores["f1"], "accuracy": scores["accuracy"],
-                   "strict_f1": strict["f1"], "examples": len(gold), "entities": scores["gold"]}
+                   "strict_f1": strict["f1"], "examples": len(gold), "entities": scores["gold"],
+                   "predicted_entities": scores["found"]}
         metrics.update({f"f1_{k}": v["f1"] for k, v in scores["per_type"].items()})
         metrics.update(tag_baseline(gold))
         return metrics
+
+    def collapse(self, scoring, results):
+        """No entity found in a split that has some (every word tagged outside one)."""
+        if results.get("entities") and not results.get("predicted_entities"):
+            return self.collapse_of(
+                scoring.split.name, f"no entity is predicted in the {results['examples']} "
+                f"texts (they hold {results['entities']})", results, "f1")
+        return None
 
     def _scheme(self):
         tags = self.tags(self.task_options, self.settings.data_dir)
