@@ -57,17 +57,20 @@ def test_every_variant_gets_every_column(grid_run):
         header = f.readline().strip().split(",")
     assert header == table["columns"]
     for column in ("params", "flops_per_token", "activation_mib", "steps", "tokens_per_second",
-                   "mlm_loss", "mlm_accuracy", "nsp_accuracy", "sop_accuracy", "pretrain_seconds",
-                   "wall_seconds"):
+                   "mlm_loss", "mlm_accuracy", "nsp_accuracy", "nsp_baseline",
+                   "nsp_balanced_accuracy", "sop_accuracy", "sop_baseline",
+                   "sop_balanced_accuracy", "pretrain_seconds", "wall_seconds"):
         assert column in header
-        for row in table["rows"]:
-            if column in ("nsp_accuracy", "sop_accuracy") and row["sentence_task"] == "none":
-                assert row[column] is None  # no sentence head was trained
-            else:
-                assert isinstance(row[column], (int, float)) and row[column] >= 0, column
+        for row in table["rows"]:  # the none variant too (a linear probe)
+            assert isinstance(row[column], (int, float)) and row[column] >= 0, column
     assert all(r["steps"] == 2 for r in rows)
     markdown = open(os.path.join(settings.output_dir, "results.md")).read()
     assert markdown.count("\n| all-E8-L2-H16-") == 3
+    # A few dozen held-out pairs: each figure is flagged, with its interval.
+    low, high = rows[0]["details"]["sop_ci95"]
+    assert (f"| {rows[0]['sop_accuracy']:.4f} [{low:.3f}-{high:.3f}] |" in markdown)
+    assert (f"warning: all-E8-L2-H16-sop-seed3's sop accuracy is from "
+            f"{rows[0]['details']['sop_examples']} held-out pairs" in markdown)
     for path in paths[3:]:
         with open(path, "rb") as f:
             assert f.read(8) == b"\x89PNG\r\n\x1a\n"
@@ -97,7 +100,10 @@ def _heldout(settings, task):
 
 def test_every_model_is_scored_on_both_sentence_tasks(grid_run):
     """Table 5 of the paper: NSP- and SOP-trained models each scored on NSP and SOP
-    pairs, recomputed here from the saved models with numpy."""
+    pairs through their head, the none model through a linear probe; recomputed
+    here from the saved models with numpy and scikit-learn."""
+    from sklearn.metrics import balanced_accuracy_score
+
     settings, _, rows, _, _, _ = grid_run
     data = {task: _heldout(settings, task) for task in ("sop", "nsp")}
     assert all(0 < len(d["sop_label"]) < settings.eval_batches * BATCH for d in data.values())
@@ -106,12 +112,20 @@ def test_every_model_is_scored_on_both_sentence_tasks(grid_run):
         model = _model(settings, row)
         for task, records in data.items():
             out = model({k: records[k] for k in keys}, training=False)
-            predicted = np.argmax(np.asarray(out["sop_logits"]), -1)
-            accuracy = float(np.mean(predicted == records["sop_label"]))
+            labels = records["sop_label"]
+            share = float(np.mean(labels))
+            assert row[f"{task}_baseline"] == pytest.approx(max(share, 1 - share))
+            details = row["details"]
+            assert details[f"{task}_examples"] == len(labels)
             if row["sentence_task"] == "none":
-                assert row[f"{task}_accuracy"] is None
+                assert details[f"{task}_scored_by"] == "linear probe"
             else:
-                assert row[f"{task}_accuracy"] == pytest.approx(accuracy, abs=1e-6)
+                assert details[f"{task}_scored_by"] == f"{row['sentence_task']} head"
+                predicted = np.argmax(np.asarray(out["sop_logits"]), -1)
+                assert row[f"{task}_accuracy"] == pytest.approx(
+                    float(np.mean(predicted == labels)), abs=1e-6)
+                assert row[f"{task}_balanced_accuracy"] == pytest.approx(
+                    balanced_accuracy_score(labels, predicted), abs=1e-6)
             if task == "sop":
                 hits = np.argmax(np.asarray(out["mlm_logits"]), -1) == records["mask_ids"]
                 weights = records["mask_weights"]

@@ -11,7 +11,8 @@ records are made with the pipeline of `create_pretraining_data`:
 Variants with `sentence_task=none` train on the SOP records (their sentence
 labels are not used), so that none and SOP see the same masks. Both held-out
 sets are always made: every variant is scored on NSP and on SOP pairs (the
-paper's Table 5). A set is complete when its `summary.json` exists; a grid
+paper's Table 5); they are cut as `HELDOUT_SINGLE_SENTENCE` says. A set is
+complete when its `summary.json` exists; a grid
 started again reuses it, and a cut-short one is made again.
 """
 
@@ -27,6 +28,12 @@ DATA_DIR = "data"
 DATA_TASKS = ("sop", "nsp")
 SPLITS = ("train", "heldout")
 _DONE = "summary.json"
+# Held-out pairs hold what their task asks and nothing else: a one-sentence
+# chunk is cut inside the sentence (`DataOptions.single_sentence`), not paired
+# with a random document, so that a held-out SOP pair's label 1 means
+# "swapped" and neither set leans to one label (training data keeps the
+# reference's sampling).
+HELDOUT_SINGLE_SENTENCE = "split"
 
 
 def data_task(sentence_task):
@@ -68,6 +75,7 @@ def data_options(settings, task, split):
         max_predictions_per_seq=settings.max_predictions_per_seq,
         dupe_factor=settings.dupe_factor if split == "train" else 1,
         random_next_sentence=task == "nsp",
+        single_sentence=HELDOUT_SINGLE_SENTENCE if split == "heldout" else "random_b",
         random_seed=settings.data_seed + (0 if split == "train" else 1))
 
 
@@ -75,7 +83,7 @@ def data_folder(settings, tokenizer):
     """`<output_dir>/data/<fingerprint>-<hash>`: one folder per tokenizer and data settings."""
     key = json.dumps([settings.corpus, settings.input_format, settings.max_seq_length,
                       settings.max_predictions_per_seq, settings.dupe_factor,
-                      settings.heldout_fraction, settings.data_seed])
+                      settings.heldout_fraction, settings.data_seed, HELDOUT_SINGLE_SENTENCE])
     digest = hashlib.sha256(key.encode()).hexdigest()[:10]
     return os.path.join(settings.output_dir, DATA_DIR, f"{tokenizer.fingerprint()}-{digest}")
 

@@ -7,11 +7,12 @@ from its last checkpoint. Variants with `sentence_task=none` train
 out (the paper's "None" row of Table 5).
 
 Scoring (held-out text, never trained on): MLM accuracy and cross-entropy on
-the held-out SOP pairs (the same sequences for every variant), and the sentence head's
-accuracy on held-out NSP pairs and on held-out SOP pairs, whichever task the
-variant trained on. A variant trained without a sentence task has an
-untrained sentence head: its NSP and SOP scores are left empty (None) rather
-than reported as a number that only measures a random initialisation.
+the held-out SOP pairs (the same sequences for every variant), and both
+sentence tasks on held-out NSP and SOP pairs, as the paper's Table 5 does:
+through the variant's own sentence head whichever task it trained on, or, for
+a variant trained without one, through a linear probe of its pooled output
+fit on training pairs. Each sentence figure comes with its majority baseline,
+balanced accuracy and 95% interval (`pretraining.sentence_scores`).
 """
 
 import json
@@ -28,7 +29,7 @@ from albert_tf.backbone import AlbertBackbone
 from albert_tf.io_utils import atomic_file
 from albert_tf.models.losses import replica_mean, sparse_cross_entropy
 from albert_tf.models.pretraining import AlbertPretrainingModel
-from albert_tf.pretraining import trainer
+from albert_tf.pretraining import sentence_scores, trainer
 from albert_tf.pretraining.train_settings import SETTINGS_FILE, PretrainSettings
 from albert_tf.training import engine
 from albert_tf.training.devices import POLICY
@@ -39,6 +40,8 @@ TRAIN_FILE = "train_result.json"
 EVAL_FILE = "eval_result.json"
 BUDGET_FILE = "budget.json"
 CALIBRATION_STEPS = 5
+# Training batches a linear probe is fit on (a variant without a sentence head).
+PROBE_BATCHES = 64
 
 
 class MaskedLMOnlyModel(AlbertPretrainingModel):
@@ -62,6 +65,10 @@ class MaskedLMOnlyModel(AlbertPretrainingModel):
                                   ops.cast(y["mask_ids"], "int32")), "float32")
         self.mlm_accuracy.update_state(ops.sum(hits * weights) / total)
         return replica_mean(ops.reshape(ops.sum(mlm * weights) / total, (1,)))
+
+    @property
+    def metrics(self):  # no sentence-task figures: nothing trains or updates them
+        return [m for m in super().metrics if m not in (self.sop_accuracy, self.sop_baseline)]
 
 
 def build_model(variant, config, policy):
@@ -175,8 +182,42 @@ def heldout_mlm_loss(model, settings, pattern):
     return total / max(count, 1.0)
 
 
+def pooled_features(model, settings, pattern, batches):
+    """`(pooled outputs, sentence labels)` of up to `batches` batches of records."""
+    import numpy as np
+
+    from albert_tf.pretraining import pretraining_dataset
+
+    dataset = pretraining_dataset(pattern, settings.batch_size, settings.max_seq_length,
+                                  settings.max_predictions_per_seq, repeat=False)
+    features, labels = [], []
+    for inputs, targets in dataset.take(batches):
+        features.append(ops.convert_to_numpy(model(inputs, training=False)["pooled_output"]))
+        labels.append(ops.convert_to_numpy(targets["sop_label"]).reshape(-1))
+    return np.concatenate(features).astype("float32"), np.concatenate(labels)
+
+
+def probe_scores(model, settings, data_folder, task):
+    """A variant without a sentence head, scored on `task` by a linear probe of
+    its pooled output fit on `PROBE_BATCHES` batches of the task's training pairs."""
+    features, labels = pooled_features(model, settings, record_pattern(data_folder, task, "train"),
+                                       PROBE_BATCHES)
+    predict = sentence_scores.fit_linear_probe(features, labels)
+    heldout, truth = pooled_features(model, settings,
+                                     record_pattern(data_folder, task, "heldout"),
+                                     settings.eval_batches)
+    return sentence_scores.binary_scores(truth, predict(heldout))
+
+
 def score(model, setup, variant, data_folder):
-    """MLM accuracy and loss, and both sentence-task accuracies, on held-out records."""
+    """MLM accuracy and loss, and both sentence tasks' scores, on held-out records.
+
+    The sentence scores of each task: `<task>_accuracy`, `_baseline` (the more
+    frequent label's share), `_balanced_accuracy`, `_ci95`, `_examples` and
+    `_scored_by`: the variant's own sentence head, whichever task it trained on
+    (label 0, "B follows A", means the same in both), or a linear probe for a
+    variant trained without one.
+    """
     scores = {"mlm_loss": heldout_mlm_loss(model, setup.settings,
                                            record_pattern(data_folder, "sop", "heldout"))}
     for task in ("sop", "nsp"):
@@ -185,9 +226,16 @@ def score(model, setup, variant, data_folder):
         if task == "sop":
             scores["mlm_accuracy"] = result["mlm_accuracy"]
             scores["mlm_baseline"] = result["mlm_baseline_most_frequent_token"]
-        trained = variant.sentence_task != "none"
-        scores[f"{task}_accuracy"] = result["sop_accuracy"] if trained else None
-        scores[f"{task}_baseline"] = result["sop_baseline_majority"]
+        if variant.sentence_task == "none":
+            sentence, by = probe_scores(model, setup.settings, data_folder, task), "linear probe"
+        else:
+            sentence = {"accuracy": result["sop_accuracy"],
+                        "baseline": result["sop_baseline_majority"],
+                        "balanced_accuracy": result["sop_balanced_accuracy"],
+                        "ci95": result["sop_ci95"], "examples": result["sequences"]}
+            by = f"{variant.sentence_task} head"
+        scores.update({f"{task}_{k}": v for k, v in sentence.items()})
+        scores[f"{task}_scored_by"] = by
     return scores
 
 

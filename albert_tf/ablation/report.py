@@ -5,8 +5,8 @@ One row per variant. Costs are computed from the variant's config
 divides), forward FLOPs per token and activation memory per example with the
 pretraining heads, at the grid's sequence length (what sharing leaves
 alone). Throughput is measured: pretraining tokens (sequence positions) per
-second on this machine. Accuracies are on held-out text; a variant
-pretrained without a sentence task has no NSP or SOP score (shown as "-").
+second on this machine. Accuracies are on held-out text, each beside its
+baseline and balanced accuracy (see `NOTES`).
 """
 
 import csv
@@ -15,14 +15,19 @@ import os
 
 from albert_tf import accounting
 from albert_tf.io_utils import atomic_file
+from albert_tf.pretraining import sentence_scores
 
 AXIS_COLUMNS = ("sharing", "embedding_dim", "num_layers", "hidden_dim", "sentence_task", "seed")
 COST_COLUMNS = ("params", "flops_per_token", "activation_mib")
-RUN_COLUMNS = ("steps", "tokens_per_second", "mlm_loss", "mlm_accuracy", "nsp_accuracy",
-               "sop_accuracy")
+SENTENCE_TASKS = ("nsp", "sop")
+SENTENCE_COLUMNS = tuple(f"{task}_{k}" for task in SENTENCE_TASKS
+                         for k in ("accuracy", "baseline", "balanced_accuracy"))
+RUN_COLUMNS = ("steps", "tokens_per_second", "mlm_loss", "mlm_accuracy", *SENTENCE_COLUMNS)
 TIME_COLUMNS = ("pretrain_seconds", "wall_seconds")
-INTRINSIC = ("mlm_loss", "mlm_accuracy", "nsp_accuracy", "sop_accuracy")
-BASELINES = ("mlm_baseline", "nsp_baseline", "sop_baseline")
+INTRINSIC = ("mlm_loss", "mlm_accuracy", *SENTENCE_COLUMNS)
+# What a row carries beside its columns: the figures the notes and cells read.
+DETAILS = ("mlm_baseline", *(f"{task}_{k}" for task in SENTENCE_TASKS
+                             for k in ("ci95", "examples", "scored_by")))
 _BYTES = {"fp32": 4, "bf16": 2, "fp16": 2}
 NOTES = (
     "params: unique backbone parameters; flops_per_token: forward FLOPs per token with the "
@@ -30,8 +35,15 @@ NOTES = (
     "the backward pass, per example, with the heads (albert_tf.accounting).",
     "tokens_per_second: measured pretraining throughput (sequence positions) on this machine.",
     "mlm_loss: held-out masked-LM cross-entropy (nats per masked token; lower is better). "
-    "mlm/nsp/sop_accuracy: held-out text; every model is scored on both NSP and SOP pairs "
-    "(Table 5 of the ALBERT paper); '-': no sentence head was trained (sentence_task=none).",
+    "mlm_accuracy, nsp_*, sop_*: held-out text; every model is scored on both NSP and SOP "
+    "pairs (Table 5 of the ALBERT paper): through its own sentence head (label 0, 'B follows "
+    "A', means the same in both tasks), or, trained without one (sentence_task=none), "
+    "through a linear probe of its pooled output fit on training pairs. Held-out pairs are "
+    "cut without random-document pairs for one-sentence chunks, so SOP's label 1 is "
+    "'swapped' only.",
+    "*_accuracy [low-high]: the accuracy and its 95% Wilson interval; *_baseline: the more "
+    "frequent label's share (always answering it scores that); *_balanced_accuracy: the mean "
+    "of both labels' recalls (0.5 for a model that ignores its input).",
     "pretrain_seconds, wall_seconds (pretraining, scoring and fine-tuning): of the start of "
     "the grid that finished the variant.",
 )
@@ -52,20 +64,23 @@ def row(variant, config, record, settings):
             "steps": record["steps"], "tokens_per_second": train.get("tokens_per_second"),
             **{k: scores.get(k) for k in INTRINSIC}, **record["downstream"],
             "pretrain_seconds": train.get("seconds"), "wall_seconds": record["wall_seconds"],
-            "baselines": {k: scores.get(k) for k in BASELINES}}
+            "details": {k: scores.get(k) for k in DETAILS}}
 
 
 def columns_of(rows):
     downstream = []
     for r in rows:
-        downstream += [k for k in r if k not in downstream and k != "baselines"]
+        downstream += [k for k in r if k not in downstream and k != "details"]
     fixed = ("variant", *AXIS_COLUMNS, *COST_COLUMNS, *RUN_COLUMNS, *TIME_COLUMNS)
     return [*fixed[:-2], *[k for k in downstream if k not in fixed], *TIME_COLUMNS]
 
 
-def _cell(name, value):
+def _cell(name, value, details=None):
     if value is None:
         return "-"
+    interval = (details or {}).get(name.replace("_accuracy", "_ci95"))
+    if name.endswith("_accuracy") and interval:
+        return f"{value:.4f} [{interval[0]:.3f}-{interval[1]:.3f}]"
     if name == "params":
         return f"{value:,}"
     if name == "flops_per_token":
@@ -76,19 +91,29 @@ def _cell(name, value):
 
 
 def notes(rows):
-    """The table's notes, with the held-out baselines (the same data for every row)."""
-    baselines = next((r["baselines"] for r in rows if r.get("baselines")), None)
-    extra = () if baselines is None else (
-        "baselines on the same held-out data: MLM most frequent token "
-        f"{baselines['mlm_baseline']:.4f}, NSP majority label {baselines['nsp_baseline']:.4f}, "
-        f"SOP majority label {baselines['sop_baseline']:.4f}.",)
+    """The table's notes: the MLM baseline (the same held-out data for every row),
+    and a warning for each sentence figure too uncertain to mean anything."""
+    details = [r.get("details") or {} for r in rows]
+    mlm = next((d["mlm_baseline"] for d in details if d.get("mlm_baseline") is not None), None)
+    extra = [] if mlm is None else [
+        f"baseline on the same held-out data: MLM most frequent token {mlm:.4f}."]
+    for r, d in zip(rows, details):
+        for task in SENTENCE_TASKS:
+            interval = d.get(f"{task}_ci95")
+            if interval and (interval[1] - interval[0]) / 2 > sentence_scores.MAX_HALF_WIDTH:
+                extra.append(
+                    f"warning: {r['variant']}'s {task} accuracy is from "
+                    f"{d.get(f'{task}_examples')} held-out pairs (95% interval "
+                    f"{interval[0]:.3f}-{interval[1]:.3f}): too few to tell models apart; "
+                    "give more text (or a larger --heldout_fraction, --eval_batches).")
     return (*NOTES, *extra)
 
 
 def markdown(rows):
     columns = columns_of(rows)
     lines = ["| " + " | ".join(columns) + " |", "|" + "---|" * len(columns)]
-    lines += ["| " + " | ".join(_cell(c, r.get(c)) for c in columns) + " |" for r in rows]
+    lines += ["| " + " | ".join(_cell(c, r.get(c), r.get("details")) for c in columns) + " |"
+              for r in rows]
     return "\n".join(lines + [""] + [f"- {note}" for note in notes(rows)]) + "\n"
 
 

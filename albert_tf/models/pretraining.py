@@ -48,6 +48,9 @@ class AlbertPretrainingModel(TaskModel):
         self.sop_head.build((None, config.hidden_dim))
         self.mlm_accuracy = keras.metrics.Mean(name="mlm_accuracy")
         self.sop_accuracy = keras.metrics.Mean(name="sop_accuracy")
+        # What always answering the more frequent label would score on the same
+        # pairs: a head stuck at the majority shows sop_accuracy == sop_baseline.
+        self.sop_baseline = MajorityShare(name="sop_baseline")
 
     def call(self, inputs, training=None):
         outputs = self.backbone(inputs, training=training)
@@ -73,10 +76,29 @@ class AlbertPretrainingModel(TaskModel):
         self.mlm_accuracy.update_state(ops.sum(hits * weights) / ops.maximum(total, 1.0))
         self.sop_accuracy.update_state(ops.mean(ops.cast(ops.equal(
             ops.argmax(y_pred["sop_logits"], -1), ops.cast(y["sop_label"], "int32")), "float32")))
+        self.sop_baseline.update_state(y["sop_label"])
         # The MLM mean is per replica (over its own predictions), like the
         # reference's per-core loss; both terms are averaged over replicas.
         return replica_mean(ops.reshape(mlm_loss, (1,))) + replica_mean(sop)
 
     @property
     def metrics(self):
-        return [*super().metrics, self.mlm_accuracy, self.sop_accuracy]
+        return [*super().metrics, self.mlm_accuracy, self.sop_accuracy, self.sop_baseline]
+
+
+class MajorityShare(keras.metrics.Metric):
+    """The share of the more frequent of two labels (0/1) seen since the last reset."""
+
+    def __init__(self, name="majority_share", **kwargs):
+        super().__init__(name=name, **kwargs)
+        self.ones = self.add_variable(shape=(), initializer="zeros", name="ones")
+        self.count = self.add_variable(shape=(), initializer="zeros", name="count")
+
+    def update_state(self, labels, sample_weight=None):
+        labels = ops.cast(ops.reshape(labels, (-1,)), "float32")
+        self.ones.assign_add(ops.sum(labels))
+        self.count.assign_add(ops.cast(ops.shape(labels)[0], "float32"))
+
+    def result(self):
+        share = self.ones / ops.maximum(self.count, 1.0)
+        return ops.maximum(share, 1.0 - share)

@@ -20,6 +20,7 @@ from albert_tf.config import AlbertConfig, preset_names
 from albert_tf.io_utils import atomic_file
 from albert_tf.models.pretraining import AlbertPretrainingModel
 from albert_tf.tokenizer.loading import load_tokenizer
+from albert_tf.pretraining.sentence_scores import binary_scores
 from albert_tf.pretraining.train_settings import SETTINGS_FILE
 from albert_tf.training import engine
 from albert_tf.training.settings import DEFAULT_MODEL
@@ -92,10 +93,12 @@ def make_train_dataset(settings, strategy):
 
 
 def evaluate(model, strategy, settings):
-    """MLM and SOP accuracy on `settings.eval_files`, with trivial baselines.
+    """MLM and sentence-task accuracy on `settings.eval_files`, with what they mean.
 
     Baselines: always the most frequent masked token of the evaluated batches
-    (MLM) and always the more frequent order label (SOP).
+    (MLM) and always the more frequent sentence label (SOP or NSP, whichever
+    the records hold); the sentence accuracy also as a balanced accuracy and
+    with its 95% interval (`sentence_scores.binary_scores`).
     """
     files = expand_files(settings.eval_files, "--eval_files")
     dataset = strategy.distribute_datasets_from_function(
@@ -108,28 +111,31 @@ def evaluate(model, strategy, settings):
             weights = tf.cast(labels["mask_weights"], tf.float32)
             predicted = tf.cast(tf.argmax(out["mlm_logits"], -1), tf.int32)
             hits = tf.cast(tf.equal(predicted, tf.cast(labels["mask_ids"], tf.int32)), tf.float32)
-            sop = tf.cast(tf.equal(tf.cast(tf.argmax(out["sop_logits"], -1), tf.int32),
-                                   tf.cast(labels["sop_label"], tf.int32)), tf.float32)
-            return tf.reduce_sum(hits * weights), tf.reduce_sum(weights), tf.reduce_sum(sop)
+            return (tf.reduce_sum(hits * weights), tf.reduce_sum(weights),
+                    tf.cast(tf.argmax(out["sop_logits"], -1), tf.int32))
 
-        sums = strategy.run(replica, args=(inputs, labels))
-        return [strategy.reduce("SUM", s, axis=None) for s in sums]
+        return strategy.run(replica, args=(inputs, labels))
 
-    totals = np.zeros(3)
-    masked, orders = [], []
+    totals = np.zeros(2)
+    masked, orders, guesses = [], [], []
     for i, (inputs, labels) in enumerate(dataset):
         if i >= settings.eval_batches:
             break
-        totals += [float(t) for t in step(inputs, labels)]
+        hits, weights, guessed = step(inputs, labels)
+        totals += [float(strategy.reduce("SUM", hits, axis=None)),
+                   float(strategy.reduce("SUM", weights, axis=None))]
+        guesses += [g.numpy().reshape(-1) for g in strategy.experimental_local_results(guessed)]
         for ids, w, sop in zip(*(strategy.experimental_local_results(labels[k])
                                  for k in ("mask_ids", "mask_weights", "sop_label"))):
             masked.append(ids.numpy()[w.numpy() > 0])
             orders.append(sop.numpy().reshape(-1))
     masked, orders = np.concatenate(masked), np.concatenate(orders)
+    sentence = binary_scores(orders, np.concatenate(guesses))
     return {"mlm_accuracy": totals[0] / max(totals[1], 1),
-            "sop_accuracy": totals[2] / max(len(orders), 1),
             "mlm_baseline_most_frequent_token": float(np.bincount(masked).max() / len(masked)),
-            "sop_baseline_majority": float(max(orders.mean(), 1 - orders.mean())),
+            "sop_accuracy": sentence["accuracy"], "sop_baseline_majority": sentence["baseline"],
+            "sop_balanced_accuracy": sentence["balanced_accuracy"],
+            "sop_ci95": sentence["ci95"],
             "masked_tokens": int(totals[1]), "sequences": int(len(orders))}
 
 
