@@ -1,0 +1,96 @@
+"""Writes the phone formats: a converted model, its tokenizer and labels, its metadata."""
+
+import os
+
+from albert_tf.export.formats.phone import convert, metadata
+
+EMBEDDING_DESCRIPTION = "The pooled [CLS] output of the ALBERT encoder."
+
+
+def _tokenizer(job):
+    """`(ProcessUnitT, {file name: bytes})` of the export's vocabulary for the device."""
+    from albert_tf.tokenizer.base import get_type
+    from albert_tf.tokenizer.loading import find_vocabulary, load_tokenizer
+
+    host = load_tokenizer(job.model_dir, host=True)
+    kind, file_name, content = get_type(find_vocabulary(job.model_dir)[0]).device_vocabulary(host)
+    return metadata.tokenizer_unit(kind, file_name), {file_name: content}
+
+
+def _inputs(model_bytes, names):
+    """The input tensors' metadata, in the model's input order (`names`: phone name ->
+    module name; the metadata names are the Task Library's `ids`, `mask`, `segment_ids`)."""
+    described = dict(zip(names, metadata.INPUT_DESCRIPTIONS))
+    found = []
+    for tensor_name in metadata.input_names(model_bytes):
+        name = next(n for n in names if tensor_name in (n, f"{convert.SIGNATURE}_{n}:0"))
+        found.append(metadata.tensor(described[name],
+                                     metadata.INPUT_DESCRIPTIONS[described[name]]))
+    return found
+
+
+def _write(path, job, variant, outputs, output_metadata, files, what):
+    """Converts, adds the metadata and the files; returns the description."""
+    module = job.module
+    model_bytes = convert.convert(module, outputs, variant, convert.MEDIAPIPE_INPUTS)
+    unit, vocabulary = _tokenizer(job)
+    files = dict(files, **vocabulary)
+    meta = metadata.model_metadata(
+        "ALBERT " + what, f"ALBERT ({module.name}): {what}, max_seq_length "
+        f"{module.max_seq_length}", _inputs(model_bytes, convert.MEDIAPIPE_INPUTS),
+        output_metadata, unit)
+    packed = metadata.populate(model_bytes, meta, files)
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with open(path, "wb") as f:
+        f.write(packed)
+    return {"file": os.path.relpath(path, os.path.dirname(os.path.dirname(path))),
+            "variant": variant, "inputs": [f"{convert.SIGNATURE}_{n}:0"
+                                           for n in convert.MEDIAPIPE_INPUTS],
+            "max_seq_length": module.max_seq_length, "files": sorted(files),
+            "bytes": len(packed)}
+
+
+def write_classifier(job, variant, path):
+    """The `TextClassifier` model: `scores` `(1, num_labels)` with the labels file."""
+    labels = "".join(f"{name}\n" for name in label_names(job))
+    output = metadata.tensor("probability", "Probabilities of the labels respectively.",
+                             metadata.LABELS_FILE)
+    described = _write(path, job, variant, convert.classifier_scores, [output],
+                       {metadata.LABELS_FILE: labels.encode("utf-8")}, "text classifier")
+    return dict(described, labels=label_names(job))
+
+
+def write_embedder(job, variant, path):
+    """The `TextEmbedder` model: `embedding` `(1, hidden_dim)`."""
+    output = metadata.tensor("embedding", EMBEDDING_DESCRIPTION)
+    return _write(path, job, variant, convert.pooled_embedding, [output], {},
+                  "text embedder")
+
+
+def label_names(job):
+    """The labels as the runtime shows them: the readable names the model folder
+    records (`label_names.json`, e.g. TNEWS's `label_desc`), else its label strings."""
+    from albert_tf.io_utils import read_json
+
+    labels = list(job.module.labels)
+    recorded = os.path.join(job.model_dir or "", "label_names.json")
+    if job.model_dir and os.path.isfile(recorded):
+        names = read_json(recorded)
+        labels = [names.get(label, label) for label in labels]
+    return labels
+
+
+def check_classifier(module):
+    """Refuses a serving module that is not a one-text classifier."""
+    if getattr(module, "labels", None) is None or getattr(module, "pair", True):
+        raise ValueError(f"formats: mediapipe is for one-text classifiers (sst2, cola, tnews, "
+                         f"iflytek, text_classification); this export is a "
+                         f"{type(module).__name__}{' of text pairs' if getattr(module, 'pair', False) else ''}")
+
+
+def check_embedder(module):
+    """Refuses a serving module whose model has no backbone to pool."""
+    model = getattr(getattr(module, "_predict", None), "func", None)
+    if not hasattr(getattr(model, "backbone", None), "pooled_output"):
+        raise ValueError(f"formats: mediapipe_embedder needs an ALBERT backbone; "
+                         f"{type(module).__name__} has none")

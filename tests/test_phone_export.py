@@ -1,0 +1,107 @@
+"""The phone formats: the metadata read back with the schema, the model run on raw text.
+
+The model is run here with TensorFlow's interpreter on ids from the host tokenizer;
+MediaPipe's and the Task Library's own runs (their tokenizers on the device
+vocabulary) are the slow tier's (test_mobile_runtimes.py).
+"""
+
+import numpy as np
+import pytest
+
+import export_helpers as helpers
+from albert_tf.export.formats import Job, entry
+from albert_tf.export.formats.phone import metadata, writing
+from albert_tf.export.formats.phone import metadata_schema as schema
+from albert_tf.export.formats.tflite.convert import _interpreter_class
+from albert_tf.tasks import finetuned
+from albert_tf.tokenizer.loading import load_tokenizer
+
+TEXTS = ["A gorgeous, witty film.", "Ça n'a AUCUN intérêt... 12,345 times ``dull''", "ok"]
+
+
+@pytest.fixture(scope="module")
+def sst2(tmp_path_factory):
+    """`(version_dir, model_dir, module, {variant: written path and description})`."""
+    path, model_dir, *_ = helpers.exported(tmp_path_factory, "sst2")
+    module, _ = finetuned.build_serving_module(model_dir)
+    out = tmp_path_factory.mktemp("phone")
+    written = {}
+    for spelling, write in (("mediapipe", writing.write_classifier),
+                            ("mediapipe_embedder", writing.write_embedder)):
+        item = entry(spelling)
+        target = str(out / item.path)
+        written[spelling] = (target, write(Job(module, model_dir=model_dir), item.variant,
+                                           target))
+    return path, model_dir, module, written
+
+
+def _read(target):
+    with open(target, "rb") as f:
+        return metadata.read(f.read())
+
+
+def test_classifier_metadata_reads_back(sst2):
+    _, model_dir, module, written = sst2
+    target, described = written["mediapipe"]
+    found, files = _read(target)
+    assert found.minParserVersion == b"1.1.0"
+    (graph,) = found.subgraphMetadata
+    # In the model's input order, each named as the runtimes look it up.
+    with open(target, "rb") as f:
+        order = metadata.input_names(f.read())
+    runtime_names = {"serving_default_input_word_ids:0": b"ids",
+                     "serving_default_input_mask:0": b"mask",
+                     "serving_default_input_type_ids:0": b"segment_ids"}
+    assert [t.name for t in graph.inputTensorMetadata] == [runtime_names[n] for n in order]
+    (unit,) = graph.inputProcessUnits
+    assert unit.optionsType == schema.ProcessUnitOptions.SentencePieceTokenizerOptions
+    (model_file,) = unit.options.sentencePieceModel
+    assert model_file.name == b"spiece.model"
+    (output,) = graph.outputTensorMetadata
+    (labels,) = output.associatedFiles
+    assert labels.type == schema.AssociatedFileType.TENSOR_AXIS_LABELS
+    assert files[labels.name.decode()].decode().splitlines() == list(module.labels)
+    assert sorted(files) == described["files"] == ["labels.txt", "spiece.model"]
+    # The tokenizer's file is a SentencePiece model of the same pieces.
+    import sentencepiece
+
+    device = sentencepiece.SentencePieceProcessor(model_proto=files["spiece.model"])
+    assert device.vocab_size() == load_tokenizer(model_dir, host=True).vocab.size
+
+
+def test_embedder_metadata_has_no_labels(sst2):
+    target, _ = sst2[3]["mediapipe_embedder"]
+    found, files = _read(target)
+    (output,) = found.subgraphMetadata[0].outputTensorMetadata
+    assert output.name == b"embedding" and not output.associatedFiles
+    assert sorted(files) == ["spiece.model"]
+
+
+def _packed(tokenizer, text, length):
+    ids = [tokenizer.cls_id] + tokenizer.encode(text)[:length - 2] + [tokenizer.sep_id]
+    pad = length - len(ids)
+    return {"input_word_ids": np.array([ids + [0] * pad], np.int32),
+            "input_mask": np.array([[1] * len(ids) + [0] * pad], np.int32),
+            "input_type_ids": np.zeros((1, length), np.int32)}
+
+
+def test_classifier_gives_the_saved_models_probabilities(sst2):
+    path, model_dir, module, written = sst2
+    interpreter = _interpreter_class()(model_path=written["mediapipe"][0])
+    details = {d["name"]: d for d in interpreter.get_input_details()}
+    assert sorted(details) == ["serving_default_input_mask:0",
+                               "serving_default_input_type_ids:0",
+                               "serving_default_input_word_ids:0"]
+    runner = interpreter.get_signature_runner("serving_default")
+    tokenizer = load_tokenizer(model_dir, host=True)
+    expected = helpers.signature(path)(text=np.array(TEXTS))["probabilities"].numpy()
+    for text, want in zip(TEXTS, expected):
+        got = runner(**_packed(tokenizer, text, module.max_seq_length))["scores"]
+        np.testing.assert_allclose(got[0], want, atol=1e-5)
+
+
+def test_mediapipe_refuses_a_pair_classifier(tmp_path_factory):
+    _, model_dir, *_ = helpers.exported(tmp_path_factory, "squad")
+    module, _ = finetuned.build_serving_module(model_dir)
+    with pytest.raises(ValueError, match="formats: mediapipe is for one-text classifiers"):
+        entry("mediapipe").format.prepare(module)
