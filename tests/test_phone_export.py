@@ -105,3 +105,41 @@ def test_mediapipe_refuses_a_pair_classifier(tmp_path_factory):
     module, _ = finetuned.build_serving_module(model_dir)
     with pytest.raises(ValueError, match="formats: mediapipe is for one-text classifiers"):
         entry("mediapipe").format.prepare(module)
+
+
+def test_device_sentencepiece_model_gives_albert_ids(spm_tokenizer):
+    """The stock SentencePiece tokenizer on the device model gives the host tokenizer's
+    ids on raw text, but for the digit-comma rule, which runs after SentencePiece."""
+    import json
+    import os
+
+    import sentencepiece
+
+    from conftest import FIXTURES
+    from albert_tf.tokenizer.sentencepiece import device
+
+    host = load_tokenizer(os.path.join(FIXTURES, "spm", "albert_30k_clean.model"), host=True)
+    stock = sentencepiece.SentencePieceProcessor(model_proto=device.device_model(host))
+    with open(os.path.join(FIXTURES, "spm", "tokenization_reference.jsonl")) as f:
+        texts = [json.loads(line)["text"] for line in f]
+    texts += ["  Ça n'a AUCUN\tintérêt\u3000``dull'' ﬁve ½ Crème BRÛLÉE İstanbul ΣΊΣΥΦΟΣ x",
+              "naïve CAFÉ\u00a0e\u0301", "''quoted'' ```three"]
+    differ = [t for t in texts if stock.encode(t) != host.encode(t)]
+    assert [t for t in differ if stock.encode(t) != host._sp.encode(host.preprocess(t))] == []
+    assert all("," in t for t in differ) and len(differ) < len(texts) // 10
+
+
+def test_device_wordpiece_vocabulary_names_every_id():
+    import os
+
+    from conftest import FIXTURES
+    from albert_tf.tokenizer.base import get_type
+
+    host = load_tokenizer(os.path.join(FIXTURES, "wordpiece", "vocab.txt"), host=True)
+    kind, name, content = get_type("wordpiece").device_vocabulary(host)
+    lines = content.decode("utf-8").split("\n")[:-1]
+    assert (kind, name, len(lines)) == ("bert", "vocab.txt", host.vocab.size)
+    for index, line in enumerate(lines):  # one token a line, each at its id
+        assert line.strip() == line and line, (index, line)
+        if host.vocab.tokens[index].strip():
+            assert line == host.vocab.tokens[index]
