@@ -16,10 +16,14 @@ the `sentencepiece` package itself (`SentencePieceNormalizer(norm_map=...)`):
 - the model's own rules for everything else (a rule of several characters is kept
   when preprocessing leaves its characters alone).
 
+ALBERT's digit-comma rule, applied to the pieces after SentencePiece
+(`vocab.digit_comma_replacements`: "▁12," becomes "▁12" ","), is carried by the
+pieces: each piece it re-splits is marked unused, so that SentencePiece never
+chooses it and segments the digits and the comma apart (the same ids on every
+text tested: tests/test_phone_export.py, bench/phone_agreement.py).
+
 Not expressible in a character map, so not on the device: the context of the final
-sigma (a capital sigma becomes "σ" everywhere) and the digit-comma rule applied
-after SentencePiece (`vocab.digit_comma_replacements`); bench/phone_agreement.py
-counts the texts they change.
+sigma (a capital sigma becomes "σ" everywhere, "ς" never).
 """
 
 from sentencepiece import SentencePieceNormalizer
@@ -58,7 +62,7 @@ def composed_map(proto, lowercase):
 
 def device_model(tokenizer):
     """The serialized SentencePiece model of a host `tokenizer` whose normalizer
-    does ALBERT's preprocessing (bytes); the pieces and their scores unchanged."""
+    does ALBERT's preprocessing (bytes); the pieces, their ids and scores unchanged."""
     proto = tokenizer.vocab.file_bytes()
     model = sentencepiece_model_pb2.ModelProto()
     model.ParseFromString(proto)
@@ -71,4 +75,8 @@ def device_model(tokenizer):
     new_spec.ParseFromString(compiled.serialized_normalizer_spec())
     spec.name = "albert_preprocess"
     spec.precompiled_charsmap = new_spec.precompiled_charsmap
+    # The digit-comma rule re-splits each piece ending in a digit and ",": such a
+    # piece, marked unused, is never chosen (its id stays, unproduced).
+    for index in tokenizer.vocab.digit_comma_replacements():
+        model.pieces[index].type = sentencepiece_model_pb2.ModelProto.SentencePiece.UNUSED
     return model.SerializeToString()

@@ -4,6 +4,8 @@
     --formats=mediapipe:float16          mediapipe/model_float16.tflite
     --formats=mediapipe:dynamic_int8     mediapipe/model_dynamic_int8.tflite
     --formats=mediapipe_embedder         mediapipe/embedder.tflite, its TextEmbedder
+    --formats=task_library_qa            task_library_qa/model.tflite, the TFLite Task
+                                         Library's BertQuestionAnswerer
 
 The metadata (`metadata`, on the vendored schema `metadata_schema`) carries the
 tokenizer (the vocabulary type's `device_vocabulary`: a SentencePiece model whose
@@ -22,6 +24,12 @@ EMBEDDER_VARIANTS = {
     "float32": ("mediapipe/embedder.tflite", "no reduction"),
     "float16": ("mediapipe/embedder_float16.tflite", "float16 weights"),
     "dynamic_int8": ("mediapipe/embedder_dynamic_int8.tflite", "int8 weights"),
+}
+
+QA_VARIANTS = {
+    "float32": ("task_library_qa/model.tflite", "no reduction"),
+    "float16": ("task_library_qa/model_float16.tflite", "float16 weights"),
+    "dynamic_int8": ("task_library_qa/model_dynamic_int8.tflite", "int8 weights"),
 }
 
 
@@ -54,3 +62,8 @@ register(Format(
     "mediapipe_embedder", "the pooled [CLS] output for MediaPipe's TextEmbedder, of any "
     "model: " + _described(EMBEDDER_VARIANTS),
     EMBEDDER_VARIANTS, _writer("write_embedder"), prepare=_checker("check_embedder")))
+register(Format(
+    "task_library_qa", "extractive question answering (squad, squad_v2, cmrc2018; the span "
+    "head) for the TFLite Task Library's BertQuestionAnswerer: " + _described(QA_VARIANTS),
+    QA_VARIANTS, _writer("write_question_answerer"),
+    prepare=_checker("check_question_answerer")))

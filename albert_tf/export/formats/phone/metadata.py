@@ -95,6 +95,23 @@ def _model_schema():
     return schema_py_generated
 
 
+def signature_names(model_bytes, outputs=False):
+    """The signature's names of the model's input (or output) tensors, in the
+    subgraph's order: the order the metadata's tensor lists follow."""
+    fb = _model_schema()
+    model = fb.Model.GetRootAsModel(model_bytes, 0)
+    graph, signature = model.Subgraphs(0), model.SignatureDefs(0)
+    if outputs:
+        order = [graph.Outputs(i) for i in range(graph.OutputsLength())]
+        named = {signature.Outputs(i).TensorIndex(): signature.Outputs(i).Name().decode()
+                 for i in range(signature.OutputsLength())}
+    else:
+        order = [graph.Inputs(i) for i in range(graph.InputsLength())]
+        named = {signature.Inputs(i).TensorIndex(): signature.Inputs(i).Name().decode()
+                 for i in range(signature.InputsLength())}
+    return [named[index] for index in order]
+
+
 def input_names(model_bytes):
     """The model's input tensor names, in the subgraph's input order."""
     fb = _model_schema()

@@ -21,31 +21,27 @@ def _inputs(model_bytes, names):
     """The input tensors' metadata, in the model's input order (`names`: phone name ->
     module name; the metadata names are the Task Library's `ids`, `mask`, `segment_ids`)."""
     described = dict(zip(names, metadata.INPUT_DESCRIPTIONS))
-    found = []
-    for tensor_name in metadata.input_names(model_bytes):
-        name = next(n for n in names if tensor_name in (n, f"{convert.SIGNATURE}_{n}:0"))
-        found.append(metadata.tensor(described[name],
-                                     metadata.INPUT_DESCRIPTIONS[described[name]]))
-    return found
+    return [metadata.tensor(described[n], metadata.INPUT_DESCRIPTIONS[described[n]])
+            for n in metadata.signature_names(model_bytes)]
 
 
-def _write(path, job, variant, outputs, output_metadata, files, what):
-    """Converts, adds the metadata and the files; returns the description."""
-    module = job.module
-    model_bytes = convert.convert(module, outputs, variant, convert.MEDIAPIPE_INPUTS)
+def _write(path, job, variant, outputs, output_metadata, files, what, names=None):
+    """Converts, adds the metadata and the files; returns the description.
+    output_metadata: `{signature output name: TensorMetadataT}`."""
+    module, names = job.module, names or convert.MEDIAPIPE_INPUTS
+    model_bytes = convert.convert(module, outputs, variant, names)
     unit, vocabulary = _tokenizer(job)
     files = dict(files, **vocabulary)
+    ordered = [output_metadata[n] for n in metadata.signature_names(model_bytes, outputs=True)]
     meta = metadata.model_metadata(
         "ALBERT " + what, f"ALBERT ({module.name}): {what}, max_seq_length "
-        f"{module.max_seq_length}", _inputs(model_bytes, convert.MEDIAPIPE_INPUTS),
-        output_metadata, unit)
+        f"{module.max_seq_length}", _inputs(model_bytes, names), ordered, unit)
     packed = metadata.populate(model_bytes, meta, files)
     os.makedirs(os.path.dirname(path), exist_ok=True)
     with open(path, "wb") as f:
         f.write(packed)
     return {"file": os.path.relpath(path, os.path.dirname(os.path.dirname(path))),
-            "variant": variant, "inputs": [f"{convert.SIGNATURE}_{n}:0"
-                                           for n in convert.MEDIAPIPE_INPUTS],
+            "variant": variant, "inputs": [f"{convert.SIGNATURE}_{n}:0" for n in names],
             "max_seq_length": module.max_seq_length, "files": sorted(files),
             "bytes": len(packed)}
 
@@ -55,7 +51,7 @@ def write_classifier(job, variant, path):
     labels = "".join(f"{name}\n" for name in label_names(job))
     output = metadata.tensor("probability", "Probabilities of the labels respectively.",
                              metadata.LABELS_FILE)
-    described = _write(path, job, variant, convert.classifier_scores, [output],
+    described = _write(path, job, variant, convert.classifier_scores, {"scores": output},
                        {metadata.LABELS_FILE: labels.encode("utf-8")}, "text classifier")
     return dict(described, labels=label_names(job))
 
@@ -63,8 +59,18 @@ def write_classifier(job, variant, path):
 def write_embedder(job, variant, path):
     """The `TextEmbedder` model: `embedding` `(1, hidden_dim)`."""
     output = metadata.tensor("embedding", EMBEDDING_DESCRIPTION)
-    return _write(path, job, variant, convert.pooled_embedding, [output], {},
+    return _write(path, job, variant, convert.pooled_embedding, {"embedding": output}, {},
                   "text embedder")
+
+
+def write_question_answerer(job, variant, path):
+    """The Task Library's `BertQuestionAnswerer` model: `ids`, `mask`, `segment_ids` in,
+    `end_logits`, `start_logits` `(1, max_seq_length)` out."""
+    outputs = {name: metadata.tensor(name, f"The {name.split('_')[0]} of the answer span's "
+                                     "logits over the tokens.")
+               for name in ("end_logits", "start_logits")}
+    return _write(path, job, variant, convert.span_logits, outputs, {},
+                  "question answerer", names=convert.QA_INPUTS)
 
 
 def label_names(job):
@@ -86,6 +92,15 @@ def check_classifier(module):
         raise ValueError(f"formats: mediapipe is for one-text classifiers (sst2, cola, tnews, "
                          f"iflytek, text_classification); this export is a "
                          f"{type(module).__name__}{' of text pairs' if getattr(module, 'pair', False) else ''}")
+
+
+def check_question_answerer(module):
+    """Refuses a serving module that is not an extractive QA model of a span head."""
+    if getattr(module, "head", None) != "span" or "p_mask" not in module.input_names:
+        raise ValueError(f"formats: task_library_qa is for extractive question answering "
+                         f"with the span head (squad, squad_v2, cmrc2018); this export is a "
+                         f"{type(module).__name__}"
+                         f"{' with the ' + module.head + ' head' if hasattr(module, 'head') else ''}")
 
 
 def check_embedder(module):
