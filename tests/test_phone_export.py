@@ -187,7 +187,7 @@ def test_task_library_qa_model_and_metadata(tmp_path_factory):
     assert sorted(metadata.signature_names(content, outputs=True)) == ["end_logits",
                                                                        "start_logits"]
     assert sorted(files) == ["spiece.model"]
-    # The logits are the SavedModel's encoded outputs with nothing masked.
+    # The logits are the SavedModel's encoded outputs, all but the context masked.
     length = module.max_seq_length
     rng = np.random.default_rng(3)
     ids = rng.integers(5, 30000, (1, length)).astype(np.int32)
@@ -196,6 +196,6 @@ def test_task_library_qa_model_and_metadata(tmp_path_factory):
     runner = _interpreter_class()(model_content=content).get_signature_runner("serving_default")
     got = runner(ids=ids, mask=mask, segment_ids=segments)
     expected = helpers.signature(path, "encoded")(
-        token_ids=ids, padding_mask=mask, segment_ids=segments, p_mask=np.zeros_like(ids))
+        token_ids=ids, padding_mask=mask, segment_ids=segments, p_mask=1 - segments * mask)
     for name in ("start_logits", "end_logits"):
         np.testing.assert_allclose(got[name], expected[name].numpy(), atol=1e-4)

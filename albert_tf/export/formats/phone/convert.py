@@ -37,8 +37,12 @@ def pooled_embedding(module, inputs):
 
 
 def span_logits(module, inputs):
-    """`{"end_logits", "start_logits"}` `(1, max_seq_length)`: the QA head's raw logits."""
-    outputs = module.run_model(dict(inputs, p_mask=tf.zeros_like(inputs["token_ids"])))
+    """`{"end_logits", "start_logits"}` `(1, max_seq_length)`: the QA head's logits, every
+    token outside the context (segment 1) masked as the host masks them (`p_mask`):
+    the Task Library packs `[CLS] question [SEP] context [SEP]` and answers from the
+    context only."""
+    context = inputs["segment_ids"] * inputs["padding_mask"]
+    outputs = module.run_model(dict(inputs, p_mask=1 - context))
     return {"end_logits": outputs["end_logits"], "start_logits": outputs["start_logits"]}
 
 
