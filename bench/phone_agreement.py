@@ -168,6 +168,23 @@ def run(name, task_name, vocabulary, texts, arguments, config):
     return result
 
 
+def table(results):
+    """The results as a Markdown table (SERVING.md's)."""
+    lines = ["| texts | file | MB | batch-1 ms | same top label | within 2e-3 | max diff |",
+             "|---|---|---|---|---|---|---|"]
+    for language, found in results.items():
+        today = found["tflite"]
+        lines.append(f"| {language} | model.tflite (ids in, LiteRT) | {today['bytes'] / 1e6:.2f} "
+                     f"| {today['latency_ms']:.2f} | | | |")
+        for variant in VARIANTS:
+            row = found[variant]
+            lines.append(f"| {language} | mediapipe {variant} (MediaPipe, text in) | "
+                         f"{row['bytes'] / 1e6:.2f} | {row['latency_ms']:.2f} | "
+                         f"{row['same_top_label']}/{row['texts']} | "
+                         f"{row['within_2e-3']}/{row['texts']} | {row['max_difference']:.1e} |")
+    return "\n".join(lines)
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--config", default="albert_base")
@@ -189,6 +206,7 @@ def main():
         results[language] = run(language, task_name, vocabulary, texts(arguments.texts),
                                 arguments, config)
     print(json.dumps(results, indent=1))
+    print(table(results))
     if arguments.output:
         with open(arguments.output, "w") as f:
             json.dump(results, f, indent=1)
