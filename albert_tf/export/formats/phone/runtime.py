@@ -95,10 +95,13 @@ class PhoneModel:
 
     def _tokenizer(self):
         """`(encode, cls id, sep id)` of the packed tokenizer."""
-        if "spiece.model" in self.files:
+        from albert_tf.tokenizer.base import get_type
+
+        spm_file = get_type("sentencepiece").file_name
+        if spm_file in self.files:
             import sentencepiece
 
-            stock = sentencepiece.SentencePieceProcessor(model_proto=self.files["spiece.model"])
+            stock = sentencepiece.SentencePieceProcessor(model_proto=self.files[spm_file])
             return stock.encode, stock.piece_to_id("[CLS]"), stock.piece_to_id("[SEP]")
         from albert_tf.tokenizer.wordpiece.host import HostWordPieceTokenizer
 
