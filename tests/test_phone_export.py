@@ -199,3 +199,19 @@ def test_task_library_qa_model_and_metadata(tmp_path_factory):
         token_ids=ids, padding_mask=mask, segment_ids=segments, p_mask=1 - segments * mask)
     for name in ("start_logits", "end_logits"):
         np.testing.assert_allclose(got[name], expected[name].numpy(), atol=1e-4)
+
+
+def test_readable_label_names_from_a_clue_labels_file(sst2, tmp_path):
+    """CLUE's labels.json (as TNEWS ships it: label and label_desc a line) names the
+    labels the runtime shows; a file missing one of the model's labels is refused."""
+    from albert_tf.export.formats.phone import PhoneOptions
+
+    _, model_dir, module, _ = sst2
+    labels = tmp_path / "labels.json"
+    labels.write_text('{"label": "0", "label_desc": "negative"}\n'
+                      '{"label": "1", "label_desc": "positive"}\n', encoding="utf-8")
+    job = Job(module, PhoneOptions(mediapipe_label_names=str(labels)), model_dir)
+    assert writing.label_names(job) == ["negative", "positive"]
+    labels.write_text('{"0": "negative"}', encoding="utf-8")
+    with pytest.raises(ValueError, match="names no label '1'"):
+        writing.label_names(job)

@@ -13,7 +13,19 @@ normalizer does ALBERT's preprocessing, or a WordPiece vocab.txt) and the labels
 so that the app passes raw text. `convert` makes the model, `writing` the files.
 """
 
+import dataclasses
+
 from albert_tf.export.formats import Format, register
+from albert_tf.settings import Settings, setting
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class PhoneOptions(Settings):
+    mediapipe_label_names: str = setting(
+        "", "The mediapipe format's label names, as the app shows them: a file naming each "
+        "label, CLUE's labels.json (a JSON object a line with `label` and `label_desc`, e.g. "
+        "TNEWS's news_story for 100) or one JSON object {label: name}; empty: the model "
+        "folder's label_names.json where it has one, else the label strings.")
 
 CLASSIFIER_VARIANTS = {
     "float32": ("mediapipe/model.tflite", "no reduction"),
@@ -57,7 +69,8 @@ register(Format(
     "mediapipe", "a one-text classifier for MediaPipe's TextClassifier (Android, iOS, web): "
     "raw text in, the tokenizer and the labels in its metadata; "
     + _described(CLASSIFIER_VARIANTS),
-    CLASSIFIER_VARIANTS, _writer("write_classifier"), prepare=_checker("check_classifier")))
+    CLASSIFIER_VARIANTS, _writer("write_classifier"), prepare=_checker("check_classifier"),
+    options_class=PhoneOptions))
 register(Format(
     "mediapipe_embedder", "the pooled [CLS] output for MediaPipe's TextEmbedder, of any "
     "model: " + _described(EMBEDDER_VARIANTS),

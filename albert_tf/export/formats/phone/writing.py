@@ -74,16 +74,42 @@ def write_question_answerer(job, variant, path):
 
 
 def label_names(job):
-    """The labels as the runtime shows them: the readable names the model folder
-    records (`label_names.json`, e.g. TNEWS's `label_desc`), else its label strings."""
-    from albert_tf.io_utils import read_json
-
+    """The labels as the runtime shows them: the names of `--mediapipe_label_names`,
+    else of the model folder's `label_names.json` (`{label: name}`), else the label
+    strings. A file that names some labels but not all is refused, naming one missing."""
     labels = list(job.module.labels)
-    recorded = os.path.join(job.model_dir or "", "label_names.json")
-    if job.model_dir and os.path.isfile(recorded):
-        names = read_json(recorded)
-        labels = [names.get(label, label) for label in labels]
-    return labels
+    given = getattr(job.options, "mediapipe_label_names", "") if job.options else ""
+    path = given or os.path.join(job.model_dir or "", "label_names.json")
+    if not given and not (job.model_dir and os.path.isfile(path)):
+        return labels
+    names = read_label_names(path)
+    missing = [label for label in labels if label not in names]
+    if missing:
+        raise ValueError(f"mediapipe_label_names: {path} names no label {missing[0]!r} "
+                         f"(the model's labels: {', '.join(labels)})")
+    return [names[label] for label in labels]
+
+
+def read_label_names(path):
+    """`{label: name}` of CLUE's labels.json (`{"label", "label_desc"}` a line) or of
+    one JSON object."""
+    import json
+
+    if not os.path.isfile(path):
+        raise FileNotFoundError(f"mediapipe_label_names: no such file {path}")
+    with open(path, encoding="utf-8") as f:
+        text = f.read()
+    try:
+        found = json.loads(text)
+    except json.JSONDecodeError:  # JSON lines
+        rows = [json.loads(line) for line in text.splitlines() if line.strip()]
+        return {str(row["label"]): str(row["label_desc"]) for row in rows}
+    if isinstance(found, dict) and "label_desc" in found:  # a one-line labels.json
+        return {str(found["label"]): str(found["label_desc"])}
+    if not isinstance(found, dict):
+        raise ValueError(f"mediapipe_label_names: {path} is neither a JSON object nor "
+                         "CLUE's labels.json")
+    return {str(k): str(v) for k, v in found.items()}
 
 
 def check_classifier(module):
