@@ -69,7 +69,7 @@ test-all: $(STAMP)
 test-lowest: $(LOW_STAMP)
 	$(LOW_VENV)/bin/python -m pytest -q $(LOWEST_TESTS)
 
-test-mobile: $(STAMP) $(MOBILE_STAMP)
+test-mobile: $(STAMP) $(MOBILE_STAMP) node_modules/.package-lock.json
 	ALBERT_TF_TASK_LIBRARY_PYTHON=$(abspath $(MOBILE_VENV))/bin/python \
 		$(PY) -m pytest -q --runslow tests/test_mobile_runtimes.py
 

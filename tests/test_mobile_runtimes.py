@@ -10,6 +10,7 @@
 
 import json
 import os
+import pathlib
 import subprocess
 
 import numpy as np
@@ -115,3 +116,43 @@ def test_task_library_answers_as_the_saved_model(tmp_path_factory, monkeypatch):
         assert want.decode() in got and any(
             " ".join(words[i:j]) == got for i in range(len(words))
             for j in range(i + 1, len(words) + 1)), (got, want)
+
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+MEDIAPIPE_WEB = ROOT / "node_modules" / "@mediapipe" / "tasks-text"
+
+
+@pytest.mark.skipif(not os.path.exists(os.environ.get("CHROMIUM", "/usr/bin/chromium")),
+                    reason="no Chromium (apt-get install chromium)")
+@pytest.mark.skipif(not MEDIAPIPE_WEB.exists(), reason="node_modules is missing: make web-deps")
+def test_browser_mediapipe_gives_the_saved_models_scores(sst2, tmp_path):
+    """SERVING.md's web snippet: @mediapipe/tasks-text in headless Chromium loads the file."""
+    import functools
+    import http.server
+    import shutil
+    import threading
+
+    path, module, out = sst2
+    site = tmp_path / "site"
+    shutil.copytree(MEDIAPIPE_WEB / "wasm", site / "wasm")
+    shutil.copy(MEDIAPIPE_WEB / "text_bundle.mjs", site)
+    shutil.copy(out / "model.tflite", site)
+    (site / "index.html").write_text("<!doctype html><title>mediapipe</title>")
+    (tmp_path / "texts.json").write_text(json.dumps(TEXTS), encoding="utf-8")
+    handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(site))
+    handler.log_message = lambda *args: None
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        done = subprocess.run(
+            ["node", str(ROOT / "tests" / "web" / "drive_mediapipe.mjs"),
+             f"http://127.0.0.1:{server.server_address[1]}/index.html",
+             str(tmp_path / "texts.json"), str(tmp_path / "scores.json")],
+            capture_output=True, text=True, timeout=300)
+    finally:
+        server.shutdown()
+    assert done.returncode == 0, done.stderr[-3000:]
+    scores = json.loads((tmp_path / "scores.json").read_text(encoding="utf-8"))
+    expected = helpers.signature(path)(text=np.array(TEXTS))["probabilities"].numpy()
+    got = [[row[label] for label in module.labels] for row in scores]
+    np.testing.assert_allclose(got, expected, atol=1e-5)
