@@ -39,7 +39,18 @@ $(LOW_STAMP): constraints-lowest.txt pyproject.toml requirements-test.txt
 		-r requirements-test.txt
 	touch $(LOW_STAMP)
 
-.PHONY: setup test test-all test-lowest demo bench web-deps
+# The phone runtimes (tests/test_mobile_runtimes.py): MediaPipe in .venv (requirements.txt),
+# the TFLite Task Library's BertQuestionAnswerer in a virtual environment of its own
+# (requirements-mobile.txt says why).
+MOBILE_VENV ?= .venv-mobile
+MOBILE_STAMP := $(MOBILE_VENV)/.installed
+
+$(MOBILE_STAMP): requirements-mobile.txt
+	$(PYTHON) -m venv $(MOBILE_VENV)
+	$(MOBILE_VENV)/bin/python -m pip install -q --no-deps -r requirements-mobile.txt
+	touch $(MOBILE_STAMP)
+
+.PHONY: setup test test-all test-lowest test-mobile demo bench web-deps
 setup: $(STAMP)
 
 # Test files are spread over TEST_WORKERS processes (pytest-xdist), a file's tests kept
@@ -57,6 +68,10 @@ test-all: $(STAMP)
 
 test-lowest: $(LOW_STAMP)
 	$(LOW_VENV)/bin/python -m pytest -q $(LOWEST_TESTS)
+
+test-mobile: $(STAMP) $(MOBILE_STAMP) node_modules/.package-lock.json
+	ALBERT_TF_TASK_LIBRARY_PYTHON=$(abspath $(MOBILE_VENV))/bin/python \
+		$(PY) -m pytest -q --runslow tests/test_mobile_runtimes.py
 
 demo: $(STAMP)
 	$(PY) -m albert_tf.finetune --task=squad --demo --output_dir=runs/demo_squad

@@ -18,6 +18,8 @@ EXTRAS = {
     "search": ("optuna", "optuna"),
     "zh": ("jieba", "jieba"),
     "mlflow": ("mlflow", "mlflow"),
+    # Runs phone exports (mediapipe/*.tflite) in MediaPipe's own text tasks.
+    "mobile": ("mediapipe", "mediapipe"),
 }
 
 

@@ -210,7 +210,9 @@ def test_export_command_rejects_bad_reduction_options(rte, tmp_path):
     model_dir = rte[0]
     base = [f"--model_dir={model_dir}", f"--export_dir={tmp_path}"]
     cases = {("--tflite_variants=float16,int4",): "error: formats: unknown export format "
-                                                  "'int4'; known export formats: tflite, web",
+                                                  "'int4'; known export formats: mediapipe, "
+                                                  "mediapipe_embedder, task_library_qa, "
+                                                  "tflite, web",
              (f"--eval_data={tmp_path}/none",): f"error: eval_data: no such folder "
                                                 f"{tmp_path}/none"}
     for args, message in cases.items():

@@ -27,7 +27,8 @@ def _settings(**changes):
 
 @pytest.mark.parametrize("changes, message", [
     ({"formats": "float16,int4"}, "formats: unknown export format 'int4'; known export "
-                                  "formats: tflite, web"),
+                                  "formats: mediapipe, mediapipe_embedder, task_library_qa, "
+                                  "tflite, web"),
     ({"formats": "tflite:int4"}, "formats: tflite has no variant 'int4'; its variants: "
                                  "float32, float16, dynamic_int8, int8"),
     ({"formats": "web,web:float16"}, "formats: web and web:float16 both write web; give one"),

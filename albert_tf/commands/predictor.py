@@ -98,12 +98,25 @@ class Predictor:
         self.columns = {}
         # The model's description (`assets.extra/albert_tf_export.json` of an export).
         self.info = {}
+        self._phone = None
         info = os.path.join(self.saved_model or "", INFO_FILE)
-        if self.saved_model and os.path.isfile(info):
+        if os.path.isfile(path) and path.endswith(".tflite"):
+            self._open_phone(path)
+        elif self.saved_model and os.path.isfile(info):
             with open(info, encoding="utf-8") as f:
                 self._describe(json.load(f))
         else:
             self._load()
+
+    def _open_phone(self, path):
+        """A phone export (`mediapipe/*.tflite`), run without TensorFlow
+        (`albert_tf.export.formats.phone.runtime`: MediaPipe where installed, else LiteRT)."""
+        from albert_tf.export.formats.phone.runtime import PhoneModel
+
+        self._phone = PhoneModel(path)
+        self._function = self._phone
+        self.input_names = ("text",)
+        self.info = {"inputs": ["text"], "runtime": self._phone.runtime}
 
     def _describe(self, info):
         self.info = dict(info)
@@ -202,6 +215,8 @@ class Predictor:
     def __call__(self, columns):
         """columns: name -> list of str (of lists, for `list_inputs`). Returns name -> numpy
         array."""
+        if self._phone is not None:
+            return self._phone(list(columns["text"]))
         first, self._called = not self._called, True
         if self._function is None:
             self._load()

@@ -132,6 +132,13 @@ class VocabularyType(abc.ABC):
         where its vocabulary is of no language that needs a segmenter (the default)."""
         return None
 
+    def device_vocabulary(self, tokenizer):
+        """`(kind, file name, bytes)`: the tokenizer a phone runtime (MediaPipe, the
+        TFLite Task Library) runs from a model's metadata, made to give `tokenizer`'s
+        ids: kind "sentencepiece" (a SentencePiece model) or "bert" (a WordPiece
+        vocab.txt); a type without one keeps this default."""
+        raise ValueError(f"the {self.name} vocabulary type has no phone tokenizer")
+
     def save(self, tokenizer, directory):
         """Writes the tokenizer's vocabulary into `directory` as `file_name`; returns
         its description (`{"type", "file", "lowercase"}`, what a saved folder records).

@@ -35,6 +35,13 @@ class SentencePieceType(VocabularyType):
         return (not piece.startswith((UNDERLINE, "<")) and piece not in PUNCTUATION
                 and all(c.lower() in _WORD_CHARACTERS for c in piece))
 
+    def device_vocabulary(self, tokenizer):
+        """A SentencePiece model whose normalizer does ALBERT's preprocessing
+        (`device.device_model`), for the runtimes' stock SentencePiece tokenizer."""
+        from albert_tf.tokenizer.sentencepiece import device
+
+        return "sentencepiece", self.file_name, device.device_model(tokenizer)
+
     def recognizes(self, path):
         try:
             SpmVocab(path)

@@ -36,6 +36,14 @@ class WordPieceType(VocabularyType):
             return whole_words.word_marks(pieces, segment("".join(pieces)))
         return marks
 
+    def device_vocabulary(self, tokenizer):
+        """vocab.txt for the runtimes' `BertTokenizer` (which lowercases, as Chinese
+        ALBERT's tokenizer does); an empty line, which that reader cannot take, is
+        written as `[BLANK<id>]`, a token no text produces."""
+        lines = [token if token.strip() else f"[BLANK{i}]"
+                 for i, token in enumerate(tokenizer.vocab.tokens)]
+        return "bert", self.file_name, ("\n".join(lines) + "\n").encode("utf-8")
+
     def recognizes(self, path):
         # UTF-8 text without NUL bytes: a SentencePiece model is never taken for one.
         return looks_like_vocabulary(path)

@@ -73,7 +73,8 @@ def _check_representative(module, representative):
                              f"{module.max_seq_length}), got {shape}")
 
 
-def _configure(converter, variant, module, representative):
+def configure(converter, variant, module, representative):
+    """Sets the converter's optimizations for `variant` (see the module docstring)."""
     if variant == "float32":
         return
     converter.optimizations = [tf.lite.Optimize.DEFAULT]
@@ -103,7 +104,7 @@ def convert(module, quantize=False, representative=None, batch_size=None):
     with tempfile.TemporaryDirectory() as tmp:
         tf.saved_model.save(fixed, tmp, signatures={SIGNATURE: function})
         converter = tf.lite.TFLiteConverter.from_saved_model(tmp, signature_keys=[SIGNATURE])
-        _configure(converter, variant, module, representative)
+        configure(converter, variant, module, representative)
         try:
             return converter.convert()
         except Exception as e:  # the converter raises its own error types
