@@ -50,24 +50,34 @@ class ExportModel(kserve.Model):
         self.batcher.start()
 
     async def watch(self):
-        """Loads each newer version that appears under the root, then serves it."""
-        loop = asyncio.get_running_loop()
+        """Loads each newer version that appears under the root, then serves it; an
+        error of any kind is logged and the next poll comes as planned."""
         while self.fixed is None:
             await asyncio.sleep(self.settings.poll_s)
-            found = newest(self.root)
-            if found is None or found[0] <= self.current.version or found[0] in self._failed:
-                continue
             try:
-                loaded = await loop.run_in_executor(None, LoadedVersion, *found, self.name)
-            except Exception:  # noqa: BLE001 - a broken new version must not stop the server
-                log.exception("version %s in %s does not load; still serving version %s",
-                              found[0], found[1], self.current.version)
-                self._failed.add(found[0])
-                continue
-            self.current = loaded
-            _freeze()
-            metrics.VERSION.set(loaded.version)
-            log.warning("serving version %s (%s)", loaded.version, loaded.folder)
+                await self._poll()
+            except asyncio.CancelledError:
+                raise
+            except Exception:  # noqa: BLE001 - the watcher outlives any one poll
+                log.exception("checking %s for a new version failed; still serving version "
+                              "%s", self.root, self.current.version)
+
+    async def _poll(self):
+        found = newest(self.root)
+        if found is None or found[0] <= self.current.version or found[0] in self._failed:
+            return
+        try:
+            loaded = await asyncio.get_running_loop().run_in_executor(
+                None, LoadedVersion, *found, self.name)
+        except Exception:  # noqa: BLE001 - a broken new version must not stop the server
+            log.exception("version %s in %s does not load; still serving version %s",
+                          found[0], found[1], self.current.version)
+            self._failed.add(found[0])
+            return
+        self.current = loaded
+        _freeze()
+        metrics.VERSION.set(loaded.version)
+        log.warning("serving version %s (%s)", loaded.version, loaded.folder)
 
     async def predict(self, payload, headers=None):
         arrived = time.monotonic()
