@@ -183,3 +183,20 @@ def test_control_flags_are_checked_before_anything_loads(tmp_path):
                              f"--api_token_file={tmp_path / 'empty'}")
     assert result.returncode == 1 and f"--api_token_file={tmp_path / 'empty'}" in \
         result.stdout + result.stderr
+
+
+def test_refusals_are_logged_once_per_interval_with_their_counts(caplog):
+    import logging
+
+    from albert_tf.serving.connections import Refusals
+
+    refusals = Refusals()
+    with caplog.at_level(logging.WARNING, "albert_tf.serve"):
+        for _ in range(500):
+            refusals.add("400 answers")
+        refusals.add("413 answers")
+        refusals.logged_at -= Refusals.interval_s  # the interval has passed
+        refusals.add("413 answers")
+    assert [r.getMessage() for r in caplog.records] == [
+        "refused since the last report: 1 400 answers",
+        "refused since the last report: 499 400 answers, 2 413 answers"]

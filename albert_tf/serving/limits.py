@@ -17,7 +17,7 @@ import time
 
 import numpy as np
 
-from albert_tf.serving import metrics
+from albert_tf.serving import connections, metrics
 
 MAX_DEPTH = 32  # the inputs' ranks (at most 3) and their objects need far fewer
 DRAIN_BYTES = 64 * 1024 * 1024
@@ -62,6 +62,8 @@ class Limits:
         async def sending(message):
             if message["type"] == "http.response.start":
                 status[0] = message["status"]
+                if status[0] >= 400:  # counted, and logged once per interval
+                    connections.REFUSALS.add(f"{status[0]} answers")
             await send(message)
 
         try:

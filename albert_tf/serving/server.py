@@ -215,7 +215,8 @@ class VersionNotFound(LookupError):
 
 
 def _add_error_answers(app):
-    """Each refusal as `{"error": "<one line>"}` with its status, logged as one line."""
+    """Each refusal as `{"error": "<one line>"}` with its status (counted and logged
+    once per interval by `limits.Limits`, not a line each)."""
     from fastapi.responses import JSONResponse
     from kserve.errors import InvalidInput, ModelNotFound
 
@@ -225,7 +226,7 @@ def _add_error_answers(app):
 
     def answer(status):
         async def handler(request, exc):
-            log.info("%s %s: %s", int(status), request.url.path, exc)
+            log.debug("%s %s: %s", int(status), request.url.path, exc)
             return JSONResponse(status_code=status, content={"error": str(exc)})
         return handler
 
