@@ -25,6 +25,19 @@ from albert_tf.serving.versions import LoadedVersion, newest
 log = logging.getLogger("albert_tf.serve")
 
 
+class TooManyRows(ValueError):
+    """A request whose model rows exceed --max_rows_per_request (the server answers 413)."""
+
+
+def model_rows(arrays):
+    """The sequences the model runs for a request, before the windows of long texts
+    (which the export bounds per text): its rows times the items of a row's list
+    input (a multiple-choice question's choices, a CHID passage's candidates); for
+    an input of token ids, its rows."""
+    return max(int(a.size) if a.dtype == object else int(a.shape[0]) if a.ndim else 1
+               for a in arrays.values())
+
+
 class DeadlineExceeded(RuntimeError):
     """A request not answered within --request_timeout_s (the server answers 504)."""
 
@@ -88,6 +101,11 @@ class ExportModel(kserve.Model):
             raise InvalidInput(str(e)) from None
         if request.rows == 0:
             raise InvalidInput("the request has no rows")
+        sequences = model_rows(request.arrays)
+        if sequences > self.settings.max_rows_per_request:
+            raise TooManyRows(f"the request asks for {sequences} model rows ({request.rows} "
+                              f"row(s) x their lists of items), over --max_rows_per_request="
+                              f"{self.settings.max_rows_per_request}; split it")
         if request.rows > self.settings.max_batch_size:
             raise InvalidInput(f"the request has {request.rows} rows, over --max_batch_size="
                                f"{self.settings.max_batch_size}; split it")

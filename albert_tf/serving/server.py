@@ -222,7 +222,7 @@ def _add_error_answers(app):
 
     from albert_tf.serving.batching import QueueFull
     from albert_tf.serving.control import Unauthorized
-    from albert_tf.serving.model import DeadlineExceeded
+    from albert_tf.serving.model import DeadlineExceeded, TooManyRows
 
     def answer(status):
         async def handler(request, exc):
@@ -234,6 +234,7 @@ def _add_error_answers(app):
                           (ModelNotFound, HTTPStatus.NOT_FOUND),
                           (Unauthorized, HTTPStatus.UNAUTHORIZED),
                           (VersionNotFound, HTTPStatus.NOT_FOUND),
+                          (TooManyRows, HTTPStatus.REQUEST_ENTITY_TOO_LARGE),
                           (QueueFull, HTTPStatus.SERVICE_UNAVAILABLE),
                           (DeadlineExceeded, HTTPStatus.GATEWAY_TIMEOUT)):
         app.add_exception_handler(error, answer(status))
