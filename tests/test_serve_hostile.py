@@ -9,7 +9,6 @@ with a predict token, for the tests that need their own.
 
 import http.client
 import json
-import os
 import shutil
 import socket
 import time
