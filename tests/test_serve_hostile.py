@@ -199,3 +199,39 @@ def test_refusals_are_logged_once_per_interval_with_their_counts(caplog):
     assert [r.getMessage() for r in caplog.records] == [
         "refused since the last report: 1 400 answers",
         "refused since the last report: 499 400 answers, 2 413 answers"]
+
+
+# A server of its own stopped with requests still waiting (~20 s).
+@pytest.mark.slow
+def test_requests_cut_by_the_end_of_the_grace_period_get_a_json_503(served):
+    import threading
+
+    _, base = served
+    server = Server(str(base / "rte"), "--shutdown_timeout_s=2", "--max_queue_size=300",
+                    "--max_batch_size=16")
+    body = {"instances": [{"text_a": "x " * 300, "text_b": "y " * 300}] * 16}
+    answers, sent = [], threading.Semaphore(0)
+
+    def client():
+        connection = http.client.HTTPConnection("127.0.0.1", server.port, timeout=60)
+        connection.request("POST", "/v1/models/rte:predict", json.dumps(body))
+        sent.release()
+        response = connection.getresponse()
+        answers.append((response.status, response.getheader("content-type"),
+                        json.loads(response.read())))
+
+    threads = [threading.Thread(target=client) for _ in range(150)]
+    for t in threads:
+        t.start()
+    for _ in threads:
+        sent.acquire()
+    time.sleep(0.5)
+    returncode, _, output = server.stop()
+    for t in threads:
+        t.join(60)
+    codes = sorted({status for status, _, _ in answers})
+    assert len(answers) == 150 and set(codes) <= {200, 503} and 503 in codes, (codes, output)
+    for status, kind, answer in answers:
+        if status == 503:
+            assert kind == "application/json" and "shutting down" in answer["error"]
+    assert returncode == 0

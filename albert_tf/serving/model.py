@@ -38,6 +38,11 @@ def model_rows(arrays):
                for a in arrays.values())
 
 
+class ShuttingDown(RuntimeError):
+    """A request still waiting when the shutdown's grace period is about to end
+    (the server answers 503)."""
+
+
 class DeadlineExceeded(RuntimeError):
     """A request not answered within --request_timeout_s (the server answers 504)."""
 
@@ -48,6 +53,7 @@ class ExportModel(kserve.Model):
         self.root, self.fixed, self.settings = root, fixed, settings
         self.current, self._failed = None, set()
         self.batcher = None
+        self.closing = None  # an asyncio.Event, set just before the grace period ends
 
     def load(self):
         version, folder = newest(self.root, self.fixed)
@@ -92,6 +98,23 @@ class ExportModel(kserve.Model):
         metrics.VERSION.set(loaded.version)
         log.warning("serving version %s (%s)", loaded.version, loaded.folder)
 
+    async def _answer(self, future, timeout):
+        """`future`'s outputs; `ShuttingDown` once `closing` is set first."""
+        if self.closing is None:
+            return await asyncio.wait_for(future, timeout)
+        closing = asyncio.ensure_future(self.closing.wait())
+        try:
+            done, _ = await asyncio.wait({future, closing}, timeout=timeout,
+                                         return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            closing.cancel()
+        if future in done:
+            return future.result()
+        future.cancel()
+        if closing in done:
+            raise ShuttingDown("the server is shutting down; retry on another replica")
+        raise asyncio.TimeoutError()
+
     async def predict(self, payload, headers=None):
         arrived = time.monotonic()
         served = self.current
@@ -116,7 +139,7 @@ class ExportModel(kserve.Model):
         metrics.QUEUED.set(self.batcher.queued)
         timeout = self.settings.request_timeout_s - (time.monotonic() - arrived)
         try:
-            outputs = await asyncio.wait_for(future, timeout)
+            outputs = await self._answer(future, timeout)
         except asyncio.TimeoutError:
             raise DeadlineExceeded(f"no answer within --request_timeout_s="
                                    f"{self.settings.request_timeout_s:g}") from None

@@ -145,14 +145,28 @@ def _rest_server(app, model, settings, tokens):
     return server
 
 
+async def _closing(server, model, grace_s):
+    """Sets `model.closing` half a second before the grace period of a shutdown ends,
+    so that requests still waiting get a JSON 503, not uvicorn's cancellation."""
+    while not server.should_exit:
+        await asyncio.sleep(0.1)
+    await asyncio.sleep(max(0.0, grace_s - 0.5))
+    model.closing.set()
+
+
 async def _serve(rest_server, model, listening):
     model.start_batching()
-    watcher = asyncio.get_running_loop().create_task(model.watch())
+    model.closing = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    watcher = loop.create_task(model.watch())
+    closer = loop.create_task(_closing(rest_server._server, model,
+                                       rest_server.config.timeout_graceful_shutdown))
     try:
         # What RESTServer.start runs, after create_application, on the socket bound.
         await rest_server._server.serve(sockets=[listening])
     finally:
         watcher.cancel()
+        closer.cancel()
         await model.batcher.stop()
 
 
@@ -222,7 +236,7 @@ def _add_error_answers(app):
 
     from albert_tf.serving.batching import QueueFull
     from albert_tf.serving.control import Unauthorized
-    from albert_tf.serving.model import DeadlineExceeded, TooManyRows
+    from albert_tf.serving.model import DeadlineExceeded, ShuttingDown, TooManyRows
 
     def answer(status):
         async def handler(request, exc):
@@ -236,5 +250,6 @@ def _add_error_answers(app):
                           (VersionNotFound, HTTPStatus.NOT_FOUND),
                           (TooManyRows, HTTPStatus.REQUEST_ENTITY_TOO_LARGE),
                           (QueueFull, HTTPStatus.SERVICE_UNAVAILABLE),
+                          (ShuttingDown, HTTPStatus.SERVICE_UNAVAILABLE),
                           (DeadlineExceeded, HTTPStatus.GATEWAY_TIMEOUT)):
         app.add_exception_handler(error, answer(status))
