@@ -16,7 +16,6 @@ pytest.importorskip("kserve", reason="albert-tf serve needs requirements-serve.t
 
 import export_helpers  # noqa: E402
 import serve_helpers  # noqa: E402
-from test_serve_docs import _chinese_export  # noqa: E402
 
 TEXTS = serve_helpers.HOSTILE + ["叶" * 20000, "x " * 10000]
 
@@ -31,7 +30,7 @@ def _export(tmp_path_factory, name):
                                                     "crf": True}),
                "windowed": ("iflytek", {"long_inputs": "window"}),
                "c3": ("c3", {"max_qa_length": 8})}[name]
-    return _chinese_export(folder, options[0], **options[1])
+    return export_helpers.chinese_export(folder, options[0], **options[1])
 
 
 def _bodies(inputs):
