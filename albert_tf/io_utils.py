@@ -219,6 +219,9 @@ def read_json(path):
             return json.load(f)
     except json.JSONDecodeError as e:
         raise ValueError(f"{path}:{e.lineno}:{e.colno}: invalid JSON: {e.msg}") from None
+    except UnicodeDecodeError as e:
+        raise ValueError(f"{path}: not UTF-8 text (byte 0x{e.object[e.start]:02x} at byte "
+                         f"{e.start})") from None
 
 
 def json_objects(lines, name):

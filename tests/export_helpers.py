@@ -281,3 +281,20 @@ def assert_refuses_other_shapes(function, **inputs):
         bad = {k: tf.constant(changed.get(k, a), tf.string) for k, a in arrays.items()}
         with pytest.raises(tf.errors.InvalidArgumentError, match=pattern):
             function(**bad)
+
+
+def chinese_export(folder, task_name, **options):
+    """A tiny random model of `task_name` on the Chinese WordPiece vocabulary, exported
+    under `folder/export`; returns the version folder."""
+    task = tasks.get(task_name)
+    settings = FinetuneSettings(task=task_name, output_dir=str(folder), max_seq_length=24,
+                                dropout=0.0, classifier_dropout=0.0, task_options=options)
+    config = AlbertConfig(**dict(TINY, vocabulary_size=21128))
+    model = task.build_model(AlbertBackbone(config), settings)
+    randomize(model, seed=3)
+    model_dir = os.path.join(str(folder), "model")
+    vocab = os.path.join(FIXTURES, "wordpiece", "vocab.txt")
+    save_finetuned(model, task, settings, model_dir, load_tokenizer(vocab, host=True))
+    from albert_tf.tasks.finetuned import export_model
+
+    return export_model(model_dir, os.path.join(str(folder), "export"))

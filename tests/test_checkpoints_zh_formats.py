@@ -321,3 +321,27 @@ def test_brightmart_google_layout_release_uses_the_google_loader(tmp_path):
                     tmp_path / ("albert_model.ckpt" + suffix))
     assert albert_tf.detect_format(str(tmp_path)) == "google"
     albert_tf.load_pretrained(str(tmp_path), with_heads=True)
+
+
+def test_bin_tensors_larger_than_their_storage_or_the_config_are_refused_unallocated(
+        monkeypatch, tmp_path):
+    import resource
+
+    torch, _ = _fake_torch(monkeypatch)
+    one = np.float32([1]).tobytes()
+    for size, stride in (((250000, 1000), (0, 0)), ((4000000, 1000), (0, 1))):
+        path = str(tmp_path / f"{size[0]}.bin")
+        _torch_save(path, {"w": _Tensor(torch.FloatStorage, "0", one, 1, 0, size, stride)})
+        before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+        with pytest.raises(CheckpointError) as e:
+            torch_bin.read_state_dict(path)
+        assert str(e.value).startswith(path) and ("overlap" in str(e.value)
+                                                  or "reaches past" in str(e.value))
+        assert resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before < 100 * 1024  # KiB
+    path = str(tmp_path / "big.bin")
+    raw = np.zeros(24, np.float32).tobytes()
+    _torch_save(path, {"w": _Tensor(torch.FloatStorage, "0", raw, 24, 0, (4, 6), (6, 1))})
+    assert torch_bin.read_state_dict(path, max_elements=24)["w"].shape == (4, 6)
+    with pytest.raises(CheckpointError, match=r"24 elements, more than any tensor of the "
+                                              r"model's config \(20\)"):
+        torch_bin.read_state_dict(path, max_elements=20)

@@ -162,3 +162,28 @@ def test_a_damaged_checkpoint_is_named_and_the_one_before_is_used(tmp_path, capl
     manager = engine.checkpoint_manager(fresh, strategy, str(tmp_path / "checkpoints"))
     assert engine.restore_latest(manager, str(tmp_path / "checkpoints")) == 4
     assert "ckpt-8: damaged or incomplete checkpoint" in caplog.text
+
+
+@pytest.mark.parametrize("state", [b"\xf7garbage {{{", b"", None], ids=["garbage", "empty",
+                                                                     "missing"])
+def test_an_unreadable_checkpoint_state_file_resumes_from_the_newest_ckpt(tmp_path, caplog,
+                                                                          state):
+    from engine_helpers import toy_dataset, toy_model, toy_settings
+
+    from albert_tf.training import engine
+
+    settings = toy_settings(tmp_path, train_steps=8, checkpoint_every=4)
+    model, strategy = toy_model(settings)
+    engine.train(model, strategy, toy_dataset(strategy, settings), settings, str(tmp_path),
+                 verbose=False)
+    folder = tmp_path / "checkpoints"
+    if state is None:
+        (folder / "checkpoint").unlink()
+    else:
+        (folder / "checkpoint").write_bytes(state)
+    before = {p: (folder / p).read_bytes() for p in os.listdir(folder) if p.startswith("ckpt-")}
+    fresh, strategy = toy_model(settings, seed=3)
+    manager = engine.checkpoint_manager(fresh, strategy, str(folder))
+    assert engine.restore_latest(manager, str(folder)) == 8
+    assert f"resuming from {folder / 'ckpt-8'}" in caplog.text
+    assert {p: (folder / p).read_bytes() for p in before} == before  # nothing overwritten

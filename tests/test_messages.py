@@ -112,3 +112,36 @@ def test_a_missing_checkpoint_folder_is_named_as_the_flag(tmp_path):
     settings = FinetuneSettings(task="rte", output_dir="x", init_checkpoint=missing)
     with pytest.raises(FileNotFoundError, match=f"^--init_checkpoint={missing}: .*{missing}$"):
         run_tokenizer(settings)
+
+
+def test_a_config_file_that_is_not_utf8_names_the_flag_and_the_file(tmp_path):
+    from albert_tf.commands import finetune
+
+    path = tmp_path / "c.json"
+    path.write_bytes(b'{"task": "rte\xf7"}')
+    with pytest.raises(ValueError) as e:
+        finetune.PROGRAM.settings({"config": str(path)})
+    assert str(e.value) == f"--config: {path}: not UTF-8 text (byte 0xf7 at byte 13)"
+
+
+@pytest.mark.parametrize("call, says", [
+    (lambda api: api.load(None), "load(path): path must be a folder's path"),
+    (lambda api: api.load(123), "load(path): path must be a folder's path (str or os.PathLike), "
+                                "got int 123"),
+    (lambda api: api.predict(None, ["a"]), "predict(model): model must be a path"),
+])
+def test_the_python_api_names_the_argument_it_cannot_take(call, says):
+    from albert_tf import api
+
+    with pytest.raises(TypeError) as e:
+        call(api)
+    assert str(e.value).startswith(says), str(e.value)
+
+
+def test_predict_none_names_its_argument(tmp_path):
+    from albert_tf.commands.predictor import Predictor
+
+    predictor = Predictor.__new__(Predictor)
+    predictor.path = str(tmp_path)
+    with pytest.raises(TypeError, match=r"predict\(inputs\): inputs must be rows"):
+        predictor.predict(None)

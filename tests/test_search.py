@@ -4,6 +4,7 @@ import json
 import os
 import signal
 import sys
+import time
 
 import optuna
 import pytest
@@ -312,3 +313,40 @@ def test_a_pruned_trial_stops_its_run_and_runs_no_more_seeds(tmp_path, monkeypat
     assert run_trial(made.ask(), {}, path, set()) == {"state": "pruned"}
     assert time.monotonic() - begin < 30  # stopped, not waited for
     assert [os.path.basename(p) for p in started] == ["seed-1"]  # seed 2 never started
+
+
+def test_a_grid_search_stopped_in_its_first_trial_runs_every_point_once(tmp_path):
+    parameters = _space("learning_rate=1e-4,3e-4,5e-4")
+    folder, calls = str(tmp_path / "search"), []
+
+    def run_trial(trial, params, path, reported):
+        calls.append((trial.number, params["learning_rate"]))
+        if len(calls) == 1:
+            raise watch.Terminated()  # SIGTERM during trial 0
+        return {"state": "complete", "value": 1.0, "sd": None, "values": {}}
+
+    first = study.open_study(folder, "maximize", "grid", parameters, seed=0, prune=False)
+    with pytest.raises(KeyboardInterrupt):
+        study.run_search(folder, first, parameters, 3, run_trial, log=lambda line: None)
+    again = study.open_study(folder, "maximize", "grid", parameters, seed=0, prune=False)
+    study.run_search(folder, again, parameters, 3, run_trial, log=lambda line: None)
+    assert calls[0] == calls[1]  # trial 0 finished with its own point
+    assert sorted(lr for _, lr in calls[1:]) == [1e-4, 3e-4, 5e-4]
+
+
+def test_sigterm_reaches_the_running_fine_tuning_and_stops_the_search(tmp_path):
+    import subprocess
+
+    child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    watch._CHILDREN.add(child)
+    try:
+        with pytest.raises(watch.Terminated), watch.stop_on_sigterm():
+            os.kill(os.getpid(), signal.SIGTERM)
+            for _ in range(100):
+                time.sleep(0.05)  # the handler runs between these
+        assert child.wait(10) == -signal.SIGTERM
+    finally:
+        watch._CHILDREN.discard(child)
+        child.kill()
+    assert signal.getsignal(signal.SIGTERM) is signal.SIG_DFL or callable(
+        signal.getsignal(signal.SIGTERM))

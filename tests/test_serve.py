@@ -114,9 +114,20 @@ def test_both_request_formats_answer_what_the_savedmodel_gives(served):
     ({"instances": [{"text_a": "a", "text_b": "b"}] * 11}, 400, "over --max_batch_size=10"),
     ({"instances": [{"text_a": "a" * 50000, "text_b": "b"}]}, 413, "--max_body_bytes=40000"),
     ({"signature_name": "encoded", "inputs": {"token_ids": [[2, 10 ** 6]],
-      "segment_ids": [[0, 0]], "padding_mask": [[1, 1]]}}, 400, "1000000"),
+      "segment_ids": [[0, 0]], "padding_mask": [[1, 1]]}}, 400, "token_ids must hold values"),
     ({"signature_name": "encoded", "inputs": {"token_ids": [[2, 1.5]],
       "segment_ids": [[0, 0]], "padding_mask": [[1, 1]]}}, 400, "not an integer"),
+    # Negative ids and segments, masks other than 0/1: refused, not wrapped around.
+    ({"signature_name": "encoded", "inputs": {"token_ids": [[2, -5]],
+      "segment_ids": [[0, 0]], "padding_mask": [[1, 1]]}}, 400, "token_ids must hold values"),
+    ({"signature_name": "encoded", "inputs": {"token_ids": [[2, 5]],
+      "segment_ids": [[0, -1]], "padding_mask": [[1, 1]]}}, 400, "segment_ids must hold"),
+    ({"signature_name": "encoded", "inputs": {"token_ids": [[2, 5]],
+      "segment_ids": [[0, 2]], "padding_mask": [[1, 1]]}}, 400, "segment_ids must hold"),
+    ({"signature_name": "encoded", "inputs": {"token_ids": [[2, 5]],
+      "segment_ids": [[0, 0]], "padding_mask": [[1, 7]]}}, 400, "padding_mask must hold"),
+    ({"signature_name": "encoded", "inputs": {"token_ids": [[2, 5]],
+      "segment_ids": [[0, 0]], "padding_mask": [[-3, 1]]}}, 400, "padding_mask must hold"),
 ])
 def test_mistakes_get_a_4xx_with_one_line_saying_what(served, body, status, says):
     server, _ = served
@@ -142,6 +153,12 @@ def test_metrics_count_requests_by_code_and_batch_rows(served):
 
 def test_a_new_version_is_served_without_a_restart(served):
     server, version_dir = served
+    # A folder whose name str.isdigit takes but int() refuses, and a plain file:
+    # skipped (logged once), and the watcher goes on to version 2.
+    os.makedirs(os.path.join(server.root, "\u00b2"))
+    with open(os.path.join(server.root, "\u00b2", "saved_model.pb"), "wb") as f:
+        f.write(b"x")
+    open(os.path.join(server.root, "notes.txt"), "w").close()
     # As `albert-tf export` writes one: complete in a hidden folder, then renamed.
     shutil.copytree(version_dir, os.path.join(server.root, ".2.tmp"))
     os.rename(os.path.join(server.root, ".2.tmp"), os.path.join(server.root, "2"))

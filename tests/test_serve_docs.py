@@ -20,34 +20,14 @@ from absl import flags
 
 import export_helpers
 import serve_helpers
-from albert_tf import tasks
 from albert_tf.commands import cli
-from albert_tf.backbone import AlbertBackbone
-from albert_tf.tokenizer.loading import load_tokenizer
 from albert_tf.commands import COMMANDS
-from albert_tf.config import AlbertConfig
 from albert_tf.serving.settings import ServeSettings
-from albert_tf.training.finetuning import save_finetuned
-from albert_tf.training.settings import FinetuneSettings
-from conftest import FIXTURES
-from albert_tf.tasks.finetuned import export_model
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-WORDPIECE = os.path.join(FIXTURES, "wordpiece", "vocab.txt")
 
 
-def _chinese_export(folder, task_name, **options):
-    """A tiny random model of `task_name` on the Chinese WordPiece vocabulary, exported
-    under `folder/export`; returns the version folder."""
-    task = tasks.get(task_name)
-    settings = FinetuneSettings(task=task_name, output_dir=str(folder), max_seq_length=24,
-                                dropout=0.0, classifier_dropout=0.0, task_options=options)
-    config = AlbertConfig(**dict(export_helpers.TINY, vocabulary_size=21128))
-    model = task.build_model(AlbertBackbone(config), settings)
-    export_helpers.randomize(model, seed=3)
-    model_dir = os.path.join(str(folder), "model")
-    save_finetuned(model, task, settings, model_dir, load_tokenizer(WORDPIECE, host=True))
-    return export_model(model_dir, os.path.join(str(folder), "export"))
+_chinese_export = export_helpers.chinese_export
 
 
 def _export(tmp_path_factory, name):

@@ -131,9 +131,18 @@ def _weight_files(path):
                           f"{BIN_INDEX_FILE}")
 
 
-def _load(file):
+def largest_tensor(config):
+    """Elements of the largest tensor a checkpoint of `config` holds (a classifier
+    of up to 1,024 labels counted), the bound on what a weight file may allocate."""
+    return max(config.vocabulary_size * config.embedding_dim,
+               config.max_sequence_length * config.embedding_dim,
+               config.hidden_dim * max(config.intermediate_dim, config.hidden_dim,
+                                       config.embedding_dim, 1024))
+
+
+def _load(file, config):
     if file.endswith(".bin"):
-        return torch_bin.read_state_dict(file)
+        return torch_bin.read_state_dict(file, largest_tensor(config))
     try:
         return load_file(file)
     except Exception as e:  # safetensors raises its own error types
@@ -154,7 +163,7 @@ def read(path):
     config = config_lib.from_hf_json(config_lib.read_json(config_path), source=config_path)
     tensors = {}
     for file in _weight_files(path):
-        for key, value in _load(file).items():
+        for key, value in _load(file, config).items():
             tensors[key[len(PREFIX):] if key.startswith(PREFIX) else key] = value
     _check_ties(tensors, path)
     return config, tensors, path

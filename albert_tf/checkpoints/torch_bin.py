@@ -13,6 +13,7 @@ refused with what to do instead.
 """
 
 import collections
+import functools
 import pickle
 import zipfile
 
@@ -44,17 +45,28 @@ class _Storage:
 
 
 def _rebuild_tensor_v2(storage, offset, size, stride, requires_grad=False,
-                       backward_hooks=None, metadata=None):
-    """NumPy's version of `torch._utils._rebuild_tensor_v2`: a strided view, copied."""
+                       backward_hooks=None, metadata=None, max_elements=None):
+    """NumPy's version of `torch._utils._rebuild_tensor_v2`: a strided view, copied,
+    once its size, strides and offset are checked against its storage (and its
+    element count against `max_elements`) before anything is allocated: a view
+    with a stride of 0 over one element could claim gigabytes."""
     flat = storage.array
     size, stride = tuple(int(s) for s in size), tuple(int(s) for s in stride)
-    if any(s < 0 for s in size + stride) or offset < 0:
-        raise CheckpointError(f"a tensor has a negative size, stride or offset: {size}, "
-                              f"{stride}, {offset}")
-    last = offset + sum((n - 1) * s for n, s in zip(size, stride)) if all(size) else offset - 1
+    if len(size) != len(stride) or any(s < 0 for s in size + stride) or offset < 0:
+        raise CheckpointError(f"a tensor has a negative or mismatched size, stride or offset: "
+                              f"{size}, {stride}, {offset}")
+    numel = int(np.prod(size, dtype=object)) if size else 1
+    last = offset + sum((n - 1) * s for n, s in zip(size, stride)) if numel else offset - 1
     if last >= flat.size:
         raise CheckpointError(f"a tensor of size {size} (stride {stride}, offset {offset}) "
                               f"reaches past its storage of {flat.size} elements")
+    if numel > flat.size - offset:
+        raise CheckpointError(f"a tensor of size {size} (stride {stride}) has {numel} "
+                              f"elements, more than its storage's {flat.size - offset} from "
+                              f"offset {offset}: its elements overlap")
+    if max_elements is not None and numel > max_elements:
+        raise CheckpointError(f"a tensor of size {size} has {numel} elements, more than any "
+                              f"tensor of the model's config ({max_elements})")
     view = np.lib.stride_tricks.as_strided(
         flat[offset:], shape=size, strides=[s * flat.itemsize for s in stride], writeable=False)
     return np.array(view)
@@ -68,11 +80,14 @@ _ALLOWED = {
 
 
 class _StateDictUnpickler(pickle.Unpickler):
-    def __init__(self, file, archive, prefix, byteorder, source):
+    def __init__(self, file, archive, prefix, byteorder, source, max_elements=None):
         super().__init__(file)
         self.archive, self.prefix, self.byteorder, self.source = archive, prefix, byteorder, source
+        self.max_elements = max_elements
 
     def find_class(self, module, name):
+        if (module, name) == ("torch._utils", "_rebuild_tensor_v2"):
+            return functools.partial(_rebuild_tensor_v2, max_elements=self.max_elements)
         if (module, name) not in _ALLOWED:
             raise CheckpointError(
                 f"{self.source}: refusing to unpickle {module}.{name}: a state dict needs only "
@@ -106,8 +121,10 @@ def _as_array(raw, storage_name, numel, byteorder, source):
     return array.astype(array.dtype.newbyteorder("="))
 
 
-def read_state_dict(path):
-    """{name: np.ndarray} of a zip-format `torch.save`d state dict at `path`."""
+def read_state_dict(path, max_elements=None):
+    """{name: np.ndarray} of a zip-format `torch.save`d state dict at `path`; a tensor
+    over `max_elements` elements (the largest the model's config has) is refused
+    before it is copied."""
     if not zipfile.is_zipfile(path):
         raise CheckpointError(
             f"{path}: a legacy (pre-zip) PyTorch pickle, which cannot be read safely without "
@@ -126,9 +143,11 @@ def read_state_dict(path):
                      if f"{prefix}/byteorder" in names else "little")
         with archive.open(pickles[0]) as f:
             try:
-                state = _StateDictUnpickler(f, archive, prefix, byteorder, path).load()
-            except CheckpointError:
-                raise
+                state = _StateDictUnpickler(f, archive, prefix, byteorder, path,
+                                            max_elements).load()
+            except CheckpointError as e:
+                raise CheckpointError(str(e) if str(e).startswith(path) else
+                                      f"{path}: {e}") from None
             except Exception as e:  # a malformed pickle: any error means "unreadable"
                 raise CheckpointError(f"{path}: cannot read the state dict: "
                                       f"{type(e).__name__}: {e}") from None

@@ -111,6 +111,9 @@ def predict(model, inputs=None, **flags):
     from albert_tf.commands import predict as program
 
     predictor = model if isinstance(model, program.Predictor) else None
+    if predictor is None and not isinstance(model, (str, os.PathLike)):
+        raise TypeError(f"predict(model): model must be a path or what load() returned, got "
+                        f"{type(model).__name__} {model!r:.60}")
     values = {"model": predictor.path if predictor else os.fspath(model), **flags}
     if inputs is None:
         return program.PROGRAM.call(values, echo=False, predictor=predictor)

@@ -86,7 +86,10 @@ class Predictor:
     """
 
     def __init__(self, path):
-        path = os.fspath(path)
+        if not isinstance(path, (str, bytes, os.PathLike)):
+            raise TypeError(f"load(path): path must be a folder's path (str or os.PathLike), "
+                            f"got {type(path).__name__} {path!r:.60}")
+        path = os.fsdecode(path)
         if not os.path.exists(path):
             raise FileNotFoundError(f"--model: no such file or folder {path}")
         self.path, self.saved_model = path, find_saved_model(path)
@@ -190,6 +193,10 @@ class Predictor:
         them (the readable form of the serving outputs, or with `raw` the
         outputs as they are), `batch_size` rows per call."""
         PredictSettings(model=self.path, batch_size=batch_size, raw=raw)  # checks them
+        if inputs is None or isinstance(inputs, (int, float, bool, bytes)):
+            raise TypeError(f"predict(inputs): inputs must be rows (a list of dicts, tuples "
+                            f"or strings, one row, or a pandas DataFrame), got "
+                            f"{type(inputs).__name__} {inputs!r:.60}")
         return list(answers(self, self.rows(inputs), batch_size, raw))
 
     def _load(self):

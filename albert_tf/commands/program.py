@@ -254,7 +254,11 @@ class Program:
         """The settings of the `--config` file `path`, by flag name (aliases resolved)."""
         if not os.path.isfile(path):
             raise FileNotFoundError(f"--config: no such file {path}")
-        values = read_json(path)
+        try:
+            values = read_json(path)
+        except (OSError, ValueError) as e:
+            raise ValueError(f"--config: {e}" if path in str(e) else
+                             f"--config: {path}: {e}") from None
         if not isinstance(values, dict):
             raise ValueError(f"{path}: expected a JSON object of settings, got "
                              f"{type(values).__name__}")

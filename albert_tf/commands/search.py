@@ -22,6 +22,8 @@ trial runs its step alike.
 import json
 import math
 import os
+import signal
+import sys
 
 from albert_tf import extras, tasks
 from albert_tf.commands import cli
@@ -120,7 +122,7 @@ def run(search, given):
     `{"trials": [a row per trial], "best": the best row or None, "files": [what it
     wrote]}`. `given`: the fine-tuning settings given (`program.Given`), for every
     trial but its own folder, task and seeds."""
-    from albert_tf.tuning import report, space, study
+    from albert_tf.tuning import report, space, study, watch
 
     extras.require("search", "albert-tf search")
     values = merged(given.config, given.flags)
@@ -148,15 +150,22 @@ def run(search, given):
     if parent is not None and parent.fresh:
         parent.params({"search": search.to_dict()})
     try:
-        records = study.run_search(
+        with watch.stop_on_sigterm():
+            records = study.run_search(
             output_dir, found, parameters, trials,
-            study.finetune_trials(task.name, trial_config(task, base, output_dir), seeds,
-                                  metric, task.eval_splits[0],
-                                  probes_file=os.path.join(output_dir, PROBES_FILE),
-                                  tracker=parent))
+                study.finetune_trials(task.name, trial_config(task, base, output_dir), seeds,
+                                      metric, task.eval_splits[0],
+                                      probes_file=os.path.join(output_dir, PROBES_FILE),
+                                      tracker=parent))
         table = report.rows(records, parameters, metric, maximize, output_dir)
         paths = report.write_table(table, parameters, metric, output_dir)
         paths.append(report.write_plot(table, parameters, metric, output_dir))
+    except watch.Terminated as e:
+        tracking.ended(parent, e)
+        print(f"error: stopped by SIGTERM; the running trial's runs saved their step. Run "
+              f"the same command again to continue: finished trials are not run again "
+              f"({output_dir})", file=sys.stderr, flush=True)
+        sys.exit(128 + signal.SIGTERM)
     except BaseException as e:
         tracking.ended(parent, e)
         raise

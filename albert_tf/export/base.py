@@ -57,6 +57,30 @@ def checked_inputs(named, ranks=None):
         return [tf.identity(v) for v in values]
 
 
+def input_limits(model):
+    """`{input name: number of values it may take}` of the model's embedding
+    (token ids below the vocabulary size, segments below the number of segments,
+    a padding mask of 0 and 1); {} for a model without an `AlbertEmbedding`."""
+    layers = model._flatten_layers(include_self=True, recursive=True)
+    for layer in layers:
+        if hasattr(layer, "vocabulary_size") and hasattr(layer, "num_segments"):
+            return {"token_ids": layer.vocabulary_size, "segment_ids": layer.num_segments,
+                    "padding_mask": 2}
+    return {}
+
+
+def checked_tokens(inputs, limits):
+    """`inputs` (name -> int32 tensor), once checked to hold values in `[0, limit)`
+    for each name in `limits`: an embedding lookup reads a negative id as one
+    counted from the end of its table, so -5 would be answered as another token.
+    Else an `InvalidArgumentError` names the input and its range."""
+    checks = [tf.debugging.Assert(tf.reduce_all((value >= 0) & (value < limits[name])),
+                                  [f"{name} must hold values in [0, {limits[name]})"])
+              for name, value in inputs.items() if name in limits]
+    with tf.control_dependencies(checks):
+        return {name: tf.identity(value) for name, value in inputs.items()}
+
+
 class ServingModule(tf.Module):
     """A task model behind a raw-text signature and an `encoded` one.
 
@@ -81,6 +105,7 @@ class ServingModule(tf.Module):
         self.tokenizer = tokenizer  # tracked: it owns the SentencePiece resource
         self.max_seq_length = max_seq_length
         self._predict = functools.partial(model, training=False)  # not tracked
+        self._limits = input_limits(model)
         self._functions = types.MappingProxyType({})
 
     def define_signatures(self, serve, text_inputs, ranks=None):
@@ -157,7 +182,8 @@ class ServingModule(tf.Module):
                          "a client of the encoded signature")
 
     def _encoded(self, *tensors):
-        return self.run_model(dict(zip(self.input_names, tensors)))
+        return self.run_model(checked_tokens(dict(zip(self.input_names, tensors)),
+                                             self._limits))
 
     def signatures(self):
         """`{name: concrete function}` for `tf.saved_model.save`; also records

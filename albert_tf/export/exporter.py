@@ -5,6 +5,9 @@ highest numeric version and ignores other names, such as the temporary folder
 an export is built in (renamed into place only once complete).
 """
 
+import contextlib
+import errno
+import fcntl
 import json
 import os
 import shutil
@@ -14,6 +17,7 @@ import tensorflow as tf
 
 from albert_tf.checkpoints import native
 from albert_tf.export import INFO_FILE  # noqa: F401 (read here by callers)
+from albert_tf.errors import RunStopped
 from albert_tf.export import formats as formats_lib
 from albert_tf.io_utils import atomic_file, folder_lock, place_new, share_tree
 from albert_tf.training.run_folder import MODEL_DIR
@@ -32,8 +36,10 @@ def versions(export_dir):
     """The numeric version folders of `export_dir`, ascending (ints)."""
     if not os.path.isdir(export_dir):
         return []
+    # ASCII digits only: str.isdigit also takes "²", which int() refuses.
     return sorted(int(name) for name in os.listdir(export_dir)
-                  if name.isdigit() and os.path.isdir(os.path.join(export_dir, name)))
+                  if name.isascii() and name.isdigit()
+                  and os.path.isdir(os.path.join(export_dir, name)))
 
 
 def next_version(export_dir):
@@ -101,10 +107,12 @@ def write_export(module, info, target, formats=(), *, format_options=None, saved
             entry.format.prepare(module)
     root = os.path.dirname(os.path.abspath(target))
     os.makedirs(root, exist_ok=True)
-    tmp = tempfile.mkdtemp(prefix=f".{os.path.basename(target)}.tmp-", dir=root)
+    remove_stale_folders(root)
+    tmp = tempfile.mkdtemp(prefix=f".{os.path.basename(target)}{TMP_MARK}", dir=root)
     try:
-        _write_files(module, info, tmp, entries, options, (model_dir, representative),
-                     saved_module, evaluate)
+        with _held(tmp), _disk_full_named(tmp, target, module):
+            _write_files(module, info, tmp, entries, options, (model_dir, representative),
+                         saved_module, evaluate)
         share_tree(tmp)
         with folder_lock(root):
             if renumber and os.path.lexists(target):
@@ -120,6 +128,67 @@ def write_export(module, info, target, formats=(), *, format_options=None, saved
         shutil.rmtree(tmp, ignore_errors=True)
         raise
     return target
+
+
+TMP_MARK = ".tmp-"  # `.<version>.tmp-XXXX`: a version folder being written
+
+
+class ExportWriteFailed(RunStopped):
+    """The disk filled up while an export was written (nothing was placed)."""
+
+
+@contextlib.contextmanager
+def _held(folder):
+    """An `flock` on `folder` while it is written: a temporary folder whose lock
+    can be taken belongs to an exporter that is gone (`remove_stale_folders`)."""
+    fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)
+
+
+def remove_stale_folders(root):
+    """Removes the `.N.tmp-*` folders under `root` that no live exporter holds
+    (those a killed export left); returns their names."""
+    removed = []
+    for name in sorted(os.listdir(root)):
+        folder = os.path.join(root, name)
+        if not (name.startswith(".") and TMP_MARK in name and os.path.isdir(folder)):
+            continue
+        fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            continue  # an export in progress
+        finally:
+            os.close(fd)
+        shutil.rmtree(folder, ignore_errors=True)
+        removed.append(name)
+    return removed
+
+
+@contextlib.contextmanager
+def _disk_full_named(tmp, target, module):
+    """A full disk (or quota) while writing `tmp` becomes one `ExportWriteFailed`
+    line naming the version folder and the space it needs."""
+    try:
+        yield
+    except (tf.errors.ResourceExhaustedError, OSError) as e:
+        if isinstance(e, OSError) and e.errno not in (errno.ENOSPC, errno.EDQUOT):
+            raise
+        if isinstance(e, tf.errors.ResourceExhaustedError) and "space" not in str(e).lower():
+            raise
+        written = sum(os.path.getsize(os.path.join(d, f))
+                      for d, _, files in os.walk(tmp) for f in files)
+        weights = sum(v.numpy().nbytes for v in getattr(module, "variables", ()))
+        needed = max(written, weights) / 2**20
+        free = shutil.disk_usage(os.path.dirname(tmp)).free / 2**20
+        raise ExportWriteFailed(
+            f"{target}: no space left for the export (it needs about "
+            f"{needed:.1f} MiB free, {free:.1f} MiB are); nothing was written, free some "
+            "space and run the same command again") from None
 
 
 def _write_files(module, info, tmp, entries, options, sources, saved_module, evaluate):

@@ -57,8 +57,11 @@ class ChoiceScoring(ServingModule):
         real = tf.reshape(present, [-1])
         lengths = tf.boolean_mask(tf.reduce_sum(packed["padding_mask"], axis=1), real)
         length = padded_length(lengths, self.max_seq_length)
-        scores = tf.reshape(self.run_model({k: v[:, :length] for k, v in packed.items()})
-                            ["logits"], tf.shape(present))
+        # A chunk of rows at a time: a request of many choices holds the activations of
+        # one chunk, not of all its (question, choice) rows at once.
+        scores = tf.reshape(self.run_model_in_chunks({k: v[:, :length]
+                                                      for k, v in packed.items()})["logits"],
+                            tf.shape(present))
         return tf.where(present, scores, tf.constant(-float("inf")))
 
 

@@ -50,6 +50,12 @@ class SquadServing(ServingModule):
         super().__init__(model, tokenizer, max_seq_length, name="albert_squad_serving")
         if head not in ("span", "beam"):
             raise ValueError(f"SquadServing: head must be 'span' or 'beam', got {head!r}")
+        if max_seq_length - options.max_query_length - 3 < 1:
+            # As featurization requires: a long question would leave a window no room
+            # for the context, and the served graph nothing to gather an answer from.
+            raise ValueError(f"max_query_length={options.max_query_length} leaves no room "
+                             f"for the context in a window of max_seq_length="
+                             f"{max_seq_length} ([CLS], 2 x [SEP] and 1 token of context)")
         self.doc_stride = options.doc_stride
         self.max_query_length = options.max_query_length
         self.max_answer_length = options.max_answer_length

@@ -25,6 +25,24 @@ from albert_tf.serving.versions import LoadedVersion, newest
 log = logging.getLogger("albert_tf.serve")
 
 
+class TooManyRows(ValueError):
+    """A request whose model rows exceed --max_rows_per_request (the server answers 413)."""
+
+
+def model_rows(arrays):
+    """The sequences the model runs for a request, before the windows of long texts
+    (which the export bounds per text): its rows times the items of a row's list
+    input (a multiple-choice question's choices, a CHID passage's candidates); for
+    an input of token ids, its rows."""
+    return max(int(a.size) if a.dtype == object else int(a.shape[0]) if a.ndim else 1
+               for a in arrays.values())
+
+
+class ShuttingDown(RuntimeError):
+    """A request still waiting when the shutdown's grace period is about to end
+    (the server answers 503)."""
+
+
 class DeadlineExceeded(RuntimeError):
     """A request not answered within --request_timeout_s (the server answers 504)."""
 
@@ -35,6 +53,7 @@ class ExportModel(kserve.Model):
         self.root, self.fixed, self.settings = root, fixed, settings
         self.current, self._failed = None, set()
         self.batcher = None
+        self.closing = None  # an asyncio.Event, set just before the grace period ends
 
     def load(self):
         version, folder = newest(self.root, self.fixed)
@@ -50,24 +69,51 @@ class ExportModel(kserve.Model):
         self.batcher.start()
 
     async def watch(self):
-        """Loads each newer version that appears under the root, then serves it."""
-        loop = asyncio.get_running_loop()
+        """Loads each newer version that appears under the root, then serves it; an
+        error of any kind is logged and the next poll comes as planned."""
         while self.fixed is None:
             await asyncio.sleep(self.settings.poll_s)
-            found = newest(self.root)
-            if found is None or found[0] <= self.current.version or found[0] in self._failed:
-                continue
             try:
-                loaded = await loop.run_in_executor(None, LoadedVersion, *found, self.name)
-            except Exception:  # noqa: BLE001 - a broken new version must not stop the server
-                log.exception("version %s in %s does not load; still serving version %s",
-                              found[0], found[1], self.current.version)
-                self._failed.add(found[0])
-                continue
-            self.current = loaded
-            _freeze()
-            metrics.VERSION.set(loaded.version)
-            log.warning("serving version %s (%s)", loaded.version, loaded.folder)
+                await self._poll()
+            except asyncio.CancelledError:
+                raise
+            except Exception:  # noqa: BLE001 - the watcher outlives any one poll
+                log.exception("checking %s for a new version failed; still serving version "
+                              "%s", self.root, self.current.version)
+
+    async def _poll(self):
+        found = newest(self.root)
+        if found is None or found[0] <= self.current.version or found[0] in self._failed:
+            return
+        try:
+            loaded = await asyncio.get_running_loop().run_in_executor(
+                None, LoadedVersion, *found, self.name)
+        except Exception:  # noqa: BLE001 - a broken new version must not stop the server
+            log.exception("version %s in %s does not load; still serving version %s",
+                          found[0], found[1], self.current.version)
+            self._failed.add(found[0])
+            return
+        self.current = loaded
+        _freeze()
+        metrics.VERSION.set(loaded.version)
+        log.warning("serving version %s (%s)", loaded.version, loaded.folder)
+
+    async def _answer(self, future, timeout):
+        """`future`'s outputs; `ShuttingDown` once `closing` is set first."""
+        if self.closing is None:
+            return await asyncio.wait_for(future, timeout)
+        closing = asyncio.ensure_future(self.closing.wait())
+        try:
+            done, _ = await asyncio.wait({future, closing}, timeout=timeout,
+                                         return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            closing.cancel()
+        if future in done:
+            return future.result()
+        future.cancel()
+        if closing in done:
+            raise ShuttingDown("the server is shutting down; retry on another replica")
+        raise asyncio.TimeoutError()
 
     async def predict(self, payload, headers=None):
         arrived = time.monotonic()
@@ -78,6 +124,11 @@ class ExportModel(kserve.Model):
             raise InvalidInput(str(e)) from None
         if request.rows == 0:
             raise InvalidInput("the request has no rows")
+        sequences = model_rows(request.arrays)
+        if sequences > self.settings.max_rows_per_request:
+            raise TooManyRows(f"the request asks for {sequences} model rows ({request.rows} "
+                              f"row(s) x their lists of items), over --max_rows_per_request="
+                              f"{self.settings.max_rows_per_request}; split it")
         if request.rows > self.settings.max_batch_size:
             raise InvalidInput(f"the request has {request.rows} rows, over --max_batch_size="
                                f"{self.settings.max_batch_size}; split it")
@@ -88,7 +139,7 @@ class ExportModel(kserve.Model):
         metrics.QUEUED.set(self.batcher.queued)
         timeout = self.settings.request_timeout_s - (time.monotonic() - arrived)
         try:
-            outputs = await asyncio.wait_for(future, timeout)
+            outputs = await self._answer(future, timeout)
         except asyncio.TimeoutError:
             raise DeadlineExceeded(f"no answer within --request_timeout_s="
                                    f"{self.settings.request_timeout_s:g}") from None

@@ -38,6 +38,8 @@ def parse(body, signatures):
         raise BadRequest(f"the body must be a JSON object with \"instances\" or \"inputs\", "
                          f"got {type(body).__name__}")
     name = body.get("signature_name", DEFAULT_SIGNATURE)
+    if not isinstance(name, str):
+        raise BadRequest(f"\"signature_name\" must be a string, got {type(name).__name__}")
     if name not in signatures:
         raise BadRequest(f"no signature {name!r}; the model has {', '.join(sorted(signatures))}")
     signature = signatures[name]

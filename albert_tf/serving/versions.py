@@ -6,21 +6,43 @@ written whole by `albert_tf.export.exporter`, so a folder with a
 Serving does, loads a newer one when it appears.
 """
 
+import logging
 import os
 
 from google.protobuf import json_format
+
+log = logging.getLogger("albert_tf.serve")
 
 SAVED_MODEL = "saved_model.pb"
 # SavedModel's own entry in the signature map, not a signature a client calls.
 INIT_OP = "__saved_model_init_op"
 
 
+_SKIPPED = set()  # names already logged as not versions
+
+
+def is_version(name):
+    """A version folder's name: ASCII digits only (`str.isdigit` also takes "²",
+    which `int` refuses)."""
+    return name.isascii() and name.isdigit()
+
+
 def versions(root):
-    """`{version: folder}` of the complete numeric version folders under `root`."""
+    """`{version: folder}` of the complete numeric version folders under `root`;
+    any other folder not hidden is logged once by name and skipped."""
     if not os.path.isdir(root):
         return {}
-    return {int(n): os.path.join(root, n) for n in os.listdir(root)
-            if n.isdigit() and os.path.isfile(os.path.join(root, n, SAVED_MODEL))}
+    found = {}
+    for n in os.listdir(root):
+        folder = os.path.join(root, n)
+        if is_version(n):
+            if os.path.isfile(os.path.join(folder, SAVED_MODEL)):
+                found[int(n)] = folder
+        elif not n.startswith(".") and os.path.isdir(folder) and folder not in _SKIPPED:
+            _SKIPPED.add(folder)
+            log.warning("%s: not a version folder (versions are named by ASCII digits); "
+                        "skipped", folder)
+    return found
 
 
 def resolve(path):
@@ -33,7 +55,7 @@ def resolve(path):
         raise FileNotFoundError(f"--model: no such folder {path}")
     if os.path.isfile(os.path.join(path, SAVED_MODEL)):
         name = os.path.basename(os.path.normpath(path))
-        return path, (int(name) if name.isdigit() else 1, path)
+        return path, (int(name) if is_version(name) else 1, path)
     if not versions(path):
         raise ValueError(f"--model: {path} holds no SavedModel and no numeric version folder "
                          f"with a {SAVED_MODEL} (the --export_dir of `albert-tf export`)")

@@ -8,6 +8,7 @@ the outputs in example order.
 import functools
 import logging
 import os
+import re
 import weakref
 
 import keras
@@ -52,7 +53,14 @@ def checkpoint_manager(model, strategy, directory, max_to_keep=3, only_trained=F
     else:
         state.rng = list(model.non_trainable_variables)
         checkpoint = tf.train.Checkpoint(model=model, optimizer=model.optimizer, state=state)
-    return tf.train.CheckpointManager(checkpoint, directory, max_to_keep=max_to_keep)
+    try:
+        return tf.train.CheckpointManager(checkpoint, directory, max_to_keep=max_to_keep)
+    except Exception:  # noqa: BLE001 - the manager reads the state file, which may be anything
+        state = os.path.join(directory, "checkpoint")
+        os.replace(state, state + ".unreadable")
+        logging.warning("%s cannot be read; moved to %s.unreadable (the ckpt-N files beside it "
+                        "are used)", state, state)
+        return tf.train.CheckpointManager(checkpoint, directory, max_to_keep=max_to_keep)
 
 
 def micro_batches_done(optimizer):
@@ -63,23 +71,53 @@ def micro_batches_done(optimizer):
     return int(optimizer._iterations.numpy())
 
 
+def checkpoint_paths(directory):
+    """`(paths, state_ok)`: the checkpoints of `directory`, oldest first (those its
+    `checkpoint` state file lists and every `ckpt-N` on disk, by N, so that a state
+    file that is unreadable, garbage or stale never hides the checkpoints beside
+    it), and whether the state file could be read."""
+    try:
+        state = tf.train.get_checkpoint_state(directory)
+    except Exception:  # noqa: BLE001 - any unreadable state file: the files on disk decide
+        state = None
+    listed = list(state.all_model_checkpoint_paths) or [state.model_checkpoint_path] \
+        if state is not None else []
+    paths = {}
+    for path in listed:
+        if not os.path.isfile(path + ".index"):  # a folder moved since (absolute paths)
+            path = os.path.join(directory, os.path.basename(path))
+        paths[os.path.basename(path)] = path
+    for name in os.listdir(directory) if os.path.isdir(directory) else ():
+        match = re.fullmatch(r"(ckpt-(\d+))\.index", name)
+        if match:
+            paths.setdefault(match.group(1), os.path.join(directory, match.group(1)))
+    state_ok = state is not None or not paths
+    if not state_ok:
+        logging.warning("%s: the checkpoint state file is missing or cannot be read; using "
+                        "the ckpt-N files beside it", os.path.join(directory, "checkpoint"))
+
+    def step(name):
+        number = re.search(r"-(\d+)$", name)
+        return int(number.group(1)) if number else -1
+    return [paths[name] for name in sorted(paths, key=step)], state_ok
+
+
 def restore_latest(manager, directory):
     """Restores the newest intact checkpoint in `directory`, if any; returns its update step.
 
     A truncated or corrupt checkpoint (a disk that filled up, a copy cut short)
-    is named in one warning and the one before it is used.
+    is named in one warning and the one before it is used; so is an unreadable
+    `checkpoint` state file (the `ckpt-N` files on disk are used): a run never
+    starts again from step 0 over checkpoints it has.
 
     Raises:
         CheckpointError: checkpoints exist but none can be read.
     """
-    state = tf.train.get_checkpoint_state(directory)
-    if state is None:
+    paths, state_ok = checkpoint_paths(directory)
+    if not paths:
         return 0
-    paths = list(state.all_model_checkpoint_paths) or [state.model_checkpoint_path]
     damaged = []
     for path in reversed(paths):
-        if not os.path.isfile(path + ".index"):  # a folder moved since (absolute paths)
-            path = os.path.join(directory, os.path.basename(path))
         try:
             manager.checkpoint.restore(path).assert_existing_objects_matched()
         except Exception as e:  # a damaged file fails in many ways (OpError, IndexError, ...)
@@ -88,6 +126,8 @@ def restore_latest(manager, directory):
                             path, reason)
             damaged.append(path)
             continue
+        if damaged or not state_ok:
+            logging.warning("resuming from %s", path)
         return int(manager.checkpoint.optimizer.iterations.numpy())
     raise CheckpointError(f"{directory}: no intact checkpoint ({', '.join(damaged)} cannot be "
                           "read); move the folder away to start the run afresh")

@@ -41,7 +41,10 @@ def open_study(folder, direction, sampler, parameters, seed, prune):
     """The study in `folder/study.db`, created or loaded.
 
     The sampler's seed moves on with the trials already in the study, so that a
-    continued random search does not draw its first points again.
+    continued random search does not draw its first points again; the grid
+    sampler keeps `seed`: it shuffles the grid with it and numbers the points in
+    that order, so another seed on a continued start would map the trials'
+    recorded grid ids to other points (one run twice, another never).
     """
     import optuna
 
@@ -52,7 +55,7 @@ def open_study(folder, direction, sampler, parameters, seed, prune):
     if os.path.isfile(os.path.join(folder, STUDY_FILE)):
         done = len(optuna.load_study(study_name=STUDY_NAME, storage=storage).trials)
     samplers = {"tpe": optuna.samplers.TPESampler, "random": optuna.samplers.RandomSampler}
-    made = (_grid_sampler()(grid(parameters), seed=seed + done) if sampler == "grid"
+    made = (_grid_sampler()(grid(parameters), seed=seed) if sampler == "grid"
             else samplers[sampler](seed=seed + done))
     pruner = (optuna.pruners.MedianPruner(n_startup_trials=PRUNER_STARTUP_TRIALS)
               if prune else optuna.pruners.NopPruner())

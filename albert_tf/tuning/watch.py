@@ -11,6 +11,7 @@ one process per run (about 10 s of imports), small beside a run's training.
 
 import json
 import os
+import contextlib
 import signal
 import subprocess
 import sys
@@ -65,6 +66,13 @@ def watch(process, history_path, metric, trial, poll_seconds=2.0, reported=None)
     False once the process has ended."""
     reader, reported = HistoryReader(history_path), set(reported or ())
     try:
+        return _watch(process, reader, metric, trial, poll_seconds, reported)
+    finally:
+        _CHILDREN.discard(process)
+
+
+def _watch(process, reader, metric, trial, poll_seconds, reported):
+    try:
         while True:
             ended = process.poll() is not None
             # A finished run's entries are reported too: later trials are compared with them.
@@ -81,6 +89,32 @@ def watch(process, history_path, metric, trial, poll_seconds=2.0, reported=None)
         # Ctrl-C reached the run too (one process group): let it save its step first.
         process.wait()
         raise
+
+
+_CHILDREN = set()  # the fine-tuning processes running
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM reached the search: handled as Ctrl-C is (each run saves its step and
+    the trial stays RUNNING, for the next start to finish)."""
+
+
+@contextlib.contextmanager
+def stop_on_sigterm():
+    """While inside: SIGTERM passes SIGTERM on to the running fine-tuning processes
+    and raises `Terminated` (a `KeyboardInterrupt`), instead of killing the search
+    with no word and no wait for its runs."""
+    def handler(signum, frame):
+        for process in list(_CHILDREN):
+            if process is not None and process.poll() is None:
+                process.send_signal(signal.SIGTERM)
+        raise Terminated()
+
+    previous = signal.signal(signal.SIGTERM, handler)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
 
 
 def _stop_with_parent():
@@ -108,9 +142,12 @@ def start_finetune(task_name, config_path, output_dir, log_path, probes_file=Non
         env[PROBES_FILE_ENV] = probes_file
     log = open(log_path, "a", encoding="utf-8")
     try:
-        return subprocess.Popen(
+        process = subprocess.Popen(
             [sys.executable, "-m", "albert_tf.finetune", f"--task={task_name}",
              f"--config={config_path}", f"--output_dir={output_dir}"],
             stdout=log, stderr=subprocess.STDOUT, preexec_fn=_stop_with_parent, env=env)
+        if process is not None:
+            _CHILDREN.add(process)
+        return process
     finally:
         log.close()  # the child holds its own copy
