@@ -28,7 +28,7 @@ class PredictSettings(Settings):
 
     model: str = setting(
         help="Export folder (version or root) or fine-tuned model/ folder (or its run's "
-        "output folder).")
+        "output folder).", roles=("reads",))
     row: str | None = setting(
         None, "One input row, a JSON object naming the model's inputs (the `inputs` of its "
         "export's albert_tf_export.json, or the columns it was trained on), e.g. "
@@ -41,7 +41,7 @@ class PredictSettings(Settings):
     context: str | None = setting(None, "The row's context: the paragraph to answer from.")
     input: str | None = setting(
         None, "A .csv or .tsv file with a header row, or a JSON lines file; default: JSON "
-        "lines on stdin (when no row is given).")
+        "lines on stdin (when no row is given).", roles=("reads",))
     format: str = setting("auto", "--input's format; auto: by extension (.csv, .tsv; "
                           "anything else JSON lines), as training reads its files.",
                           choices=ROW_FORMATS)

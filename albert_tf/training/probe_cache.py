@@ -31,7 +31,7 @@ CACHE_FILE = "execution_probes.json"
 def probes_file():
     """The file the measurements are kept in: `$ALBERT_TF_PROBES_FILE` if set,
     else `execution_probes.json` in `$ALBERT_TF_CACHE`."""
-    from albert_tf.checkpoints.download import cache_dir
+    from albert_tf.published import cache_dir
 
     return os.environ.get(PROBES_FILE_ENV) or os.path.join(cache_dir(), CACHE_FILE)
 

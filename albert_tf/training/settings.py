@@ -45,7 +45,7 @@ class TrainingSettings(Settings):
     output_dir: str = setting(help="Where checkpoints, TensorBoard, results and the model go.")
     init_checkpoint: str | None = setting(
         None, "A pretrained checkpoint in any format load_pretrained reads, or a published "
-        "name such as albert_base_v2.")
+        "name such as albert_base_v2.", roles=("reads",))
     model: str | None = setting(
         None, "Model preset or config file of a randomly initialised model (default: "
         f"{DEFAULT_MODEL}); not with --init_checkpoint, which fixes the model. A preset and a "
@@ -54,7 +54,7 @@ class TrainingSettings(Settings):
         None, "The vocabulary: a SentencePiece .model or a WordPiece vocab.txt; default: the "
         "one shipped with --init_checkpoint. A random --model needs one too (e.g. ALBERT's "
         "30k-clean.model, or one trained with `albert-tf tokenizer train`).",
-        aliases=("spm_model",))
+        aliases=("spm_model",), roles=("reads",))
     # Optimisation.
     learning_rate: float = setting(2e-5, "Peak learning rate.", rule=POSITIVE_REAL,
                                    roles=("recipe", "scratch"))
@@ -128,7 +128,8 @@ class FinetuneSettings(TrainingSettings):
     """A fine-tuning run; the recipe fields' defaults come from the task's recipe."""
 
     task: str = setting(help="Task name, e.g. rte, mnli, squad, squad_v2.")
-    data_dir: str | None = setting(None, "The task's data folder (e.g. glue/RTE).")
+    data_dir: str | None = setting(None, "The task's data folder (e.g. glue/RTE).",
+                                   roles=("reads",))
     dropout: float = setting(0.0, "ALBERT dropout while fine-tuning.", rule=PROBABILITY,
                              roles=("recipe", "scratch"))
     classifier_dropout: float = setting(0.1, "Dropout before the task head.", rule=PROBABILITY,
