@@ -212,3 +212,21 @@ def test_token_classification_output_reads_as_words_and_entities():
                      {"type": "MISC", "text": "German", "start": 11, "end": 17}]}
     raw = _readable(outputs, 0, {"text": text}, raw=True)
     assert raw["num_tokens"] == 5 and raw["token_tag"][1] == ""
+
+
+def test_a_glue_model_reads_its_own_data_file_by_its_columns(tmp_path):
+    """SST-2's dev.tsv names its column `sentence`: the model trained on it takes it."""
+    from albert_tf.commands import api
+    from conftest import FIXTURES
+
+    predictor = api.load(helpers.finetuned_dir(tmp_path, "sst2")[0])
+    assert predictor.columns == {"text": "sentence"}
+    dev = os.path.join(FIXTURES, "glue", "SST-2", "dev.tsv")
+    got = api.predict(predictor, input=dev)
+    with open(dev, encoding="utf-8") as f:
+        texts = [line.split("\t")[0] for line in f.read().splitlines()[1:]]
+    want = predictor.predict(texts)
+    assert len(got) == len(texts) == 2
+    assert [g["label"] for g in got] == [w["label"] for w in want]
+    np.testing.assert_allclose([g["probabilities"] for g in got],
+                               [w["probabilities"] for w in want], rtol=1e-5)

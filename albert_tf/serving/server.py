@@ -132,6 +132,9 @@ def _add_tf_serving_routes(app, repository, dataplane):
     from kserve.protocol.rest.v1_endpoints import V1Endpoints
 
     def served(name, version=None):
+        action = (version if version is not None else name).rpartition(":")[2]
+        if ":" in (version or name) and action in ("predict", "explain"):
+            raise MethodNotAllowed(f":{action} takes POST")
         model = repository.get_model(name)
         if model is None:
             raise ModelNotFound(name)
@@ -180,6 +183,10 @@ class VersionNotFound(LookupError):
     """A version or route that is not served (the server answers 404)."""
 
 
+class MethodNotAllowed(LookupError):
+    """A served route asked with another HTTP method (the server answers 405)."""
+
+
 def _add_error_answers(app):
     """Each refusal as `{"error": "<one line>"}` with its status, logged as one line."""
     from fastapi.responses import JSONResponse
@@ -197,6 +204,7 @@ def _add_error_answers(app):
     for error, status in ((InvalidInput, HTTPStatus.BAD_REQUEST),
                           (ModelNotFound, HTTPStatus.NOT_FOUND),
                           (VersionNotFound, HTTPStatus.NOT_FOUND),
+                          (MethodNotAllowed, HTTPStatus.METHOD_NOT_ALLOWED),
                           (QueueFull, HTTPStatus.SERVICE_UNAVAILABLE),
                           (DeadlineExceeded, HTTPStatus.GATEWAY_TIMEOUT)):
         app.add_exception_handler(error, answer(status))

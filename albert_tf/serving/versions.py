@@ -10,9 +10,12 @@ import os
 
 from google.protobuf import json_format
 
+from albert_tf.export import INFO_FILE  # the package, without TensorFlow
+
 SAVED_MODEL = "saved_model.pb"
 # SavedModel's own entry in the signature map, not a signature a client calls.
 INIT_OP = "__saved_model_init_op"
+DEFAULT = "serving_default"
 
 
 def versions(root):
@@ -66,6 +69,9 @@ class Signature:
                     for name, info in tensors.items()}
 
         self.function = function
+        # input name -> the data column it was trained from (`albert_tf_export.json`'s
+        # "columns"), which a request may name instead.
+        self.columns = {}
         self.inputs, self.outputs = specs(definition.inputs), specs(definition.outputs)
         self.batchable = all(shape and shape[0] is None and None not in shape[1:]
                              for _, shape in (*self.inputs.values(), *self.outputs.values()))
@@ -110,6 +116,8 @@ class LoadedVersion:
                            for name, definition in definitions.items()}
         for signature in self.signatures.values():
             signature.warm_up()
+        if DEFAULT in self.signatures:
+            self.signatures[DEFAULT].columns = _columns(folder)
         # TF Serving's SignatureDefMap, written as its REST API writes protos.
         self.metadata = {
             "model_spec": {"name": name, "signature_name": "", "version": str(version)},
@@ -118,3 +126,16 @@ class LoadedVersion:
                                                always_print_fields_with_no_presence=True)
                 for key, definition in definitions.items()}}},
         }
+
+
+def _columns(folder):
+    """The export's `columns` (input -> the data column it was trained from); {}
+    for a SavedModel without a description."""
+    import json
+
+    try:
+        with open(os.path.join(folder, INFO_FILE), encoding="utf-8") as f:
+            columns = json.load(f).get("columns") or {}
+    except (OSError, ValueError, AttributeError):
+        return {}
+    return {k: v for k, v in columns.items() if isinstance(k, str) and isinstance(v, str)}

@@ -58,6 +58,11 @@ class ClueSpec:
     pair: bool
     skip_label: str | None = None
     input_format: str = ""
+
+    @property
+    def input_columns(self):
+        """The fields text_a (and text_b) are read from, where each is one field."""
+        return getattr(self.inputs, "columns", ())
     source: datasets.DataSource | None = None
 
     def __post_init__(self):
@@ -88,6 +93,7 @@ def _texts(name_a, name_b=None):
     def inputs(row, where):
         return (json_field(row, name_a, str, where),
                 None if name_b is None else json_field(row, name_b, str, where))
+    inputs.columns = (name_a,) if name_b is None else (name_a, name_b)
     return inputs
 
 

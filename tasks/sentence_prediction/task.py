@@ -110,8 +110,10 @@ class SentenceTask(Task):
         module = ClassifierServing(model, tokenizer, settings.max_seq_length, self.spec.labels,
                                    self.spec.pair,
                                    window_stride=long_inputs.serving_stride(options))
-        info = {"inputs": ["text_a", "text_b"] if self.spec.pair else ["text"],
-                "labels": labels, **long_inputs.serving_info(options)}
+        inputs = ["text_a", "text_b"] if self.spec.pair else ["text"]
+        info = {"inputs": inputs, "labels": labels, **long_inputs.serving_info(options),
+                # The data files' columns, which predict and the server take for the inputs.
+                "columns": dict(zip(inputs, self.spec.input_columns))}
         if self.spec.input_format:
             info["input_format"] = self.spec.input_format
         return module, info
