@@ -36,6 +36,7 @@ def _check(got_rows, version_dir, rows):
                                              for k in helpers.export_info(version_dir)["inputs"]})
     assert len(got_rows) == len(rows)
     for i, (got, row) in enumerate(zip(got_rows, rows)):
+        assert got.pop("row") == i  # aligned with the inputs
         assert got.pop("id", None) == row.get("id")
         assert sorted(got) == sorted(expected)
         for name, values in expected.items():
@@ -227,6 +228,7 @@ def test_a_glue_model_reads_its_own_data_file_by_its_columns(tmp_path):
         texts = [line.split("\t")[0] for line in f.read().splitlines()[1:]]
     want = predictor.predict(texts)
     assert len(got) == len(texts) == 2
+    assert [g["row"] for g in got] == [w["row"] for w in want] == [0, 1]  # aligned with inputs
     assert [g["label"] for g in got] == [w["label"] for w in want]
     np.testing.assert_allclose([g["probabilities"] for g in got],
                                [w["probabilities"] for w in want], rtol=1e-5)

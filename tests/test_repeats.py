@@ -190,6 +190,8 @@ def test_out_of_fold_predictions_cover_every_row_once(tmp_path):
     assert [r["line"] for r in oof] == list(range(2, 9))
     assert [r["label"] for r in oof] == [f"t{i}" for i in range(7)]  # each row's own prediction
     assert all(r["line"] in folds[r["fold"] - 1].lines for r in oof)
+    # The folds' ids were their own files' lines, alike across folds: unique ids instead.
+    assert [r["id"] for r in oof] == [str(line) for line in range(2, 9)]
 
 
 def _cli_args(tmp_path, *extra):

@@ -303,11 +303,14 @@ def _readable(outputs, i, row, raw):
 
 def answers(predictor, rows, batch_size, raw=False):
     """The answer (a dict of JSON values) to each `(where, row)`, `batch_size` rows
-    per call of `predictor`; a row's `id` is copied."""
+    per call of `predictor`: `row`, the input's position (from 0: a list's index,
+    a file's data rows), then its `id` copied where it has one, then the outputs."""
+    position = 0
     for batch in chunks(rows, batch_size):
         columns = {n: [row[n] for _, row in batch] for n in predictor.input_names}
         outputs = predictor(columns)
         for i, (_, row) in enumerate(batch):
-            result = {"id": row["id"]} if "id" in row else {}
+            result = {"row": position, **({"id": row["id"]} if "id" in row else {})}
             result.update(_readable(outputs, i, row, raw))
+            position += 1
             yield result

@@ -217,7 +217,7 @@ def run_folds(folder, folds, run, splits, predict_split, log=say):
     predicts `fold.dev`); writes the summary and the out-of-fold predictions,
     `oof_predictions.jsonl`: every row of the training file once, in its order,
     as the run that did not train on it predicted it, with `fold` and `line`
-    added. Returns `(summary, paths)`."""
+    added (and `id` the line where the folds' ids would repeat). Returns `(summary, paths)`."""
     by_name = {fold_folder(f.index): f for f in folds}
     summary, paths, records = run_repeats(
         folder, by_name, lambda name, path: run(by_name[name].index, path), splits,
@@ -236,6 +236,11 @@ def run_folds(folder, folds, run, splits, predict_split, log=say):
                              f"held-out rows of fold {fold.index}")
         rows += [{"fold": fold.index, "line": line, **p} for line, p in zip(fold.lines, predicted)]
     rows.sort(key=lambda r: r["line"])
+    if len({r.get("id") for r in rows}) < len(rows):
+        # Ids made from each fold file's own line numbers repeat across folds: the
+        # training file's line is the row's id there (as a run on it would give).
+        for r in rows:
+            r["id"] = str(r["line"])
     oof = os.path.join(folder, OOF_PREDICTIONS)
     with atomic_file(oof, encoding="utf-8", newline="\n") as f:
         f.writelines(json.dumps(r, ensure_ascii=False) + "\n" for r in rows)

@@ -115,6 +115,10 @@ class GlueSpec:
 
     input_format = ""
 
+    def label_names(self, data_dir):
+        """GLUE's labels are their own names (CLUE's may be described apart)."""
+        return None
+
     def read(self, data_dir, split):
         return read_examples(self, data_dir, split)
 
