@@ -340,6 +340,15 @@ def test_early_stopping_stops_at_the_predicted_step_and_survives_an_interrupt(tm
     assert results["train"]["early_stopped"]["reason"] in capsys.readouterr().out
 
 
+def test_no_early_stop_is_reported_at_the_planned_last_step(tmp_path, capsys):
+    """Step 8 would stop the run early (see above); planned as the last, it is no stop."""
+    settings = _settings(tmp_path, train_steps=8, eval_every=2, early_stopping_patience=2,
+                         early_stopping_min_delta=0.05, do_eval=False)
+    results = finetuning.run(ScriptedTask(), settings, verbose=False)
+    assert results["train"]["step"] == 8 and "early_stopped" not in results["train"]
+    assert "early stopping" not in capsys.readouterr().out
+
+
 def test_evaluation_compiled_apart_from_training_scores_the_same(tmp_path, monkeypatch):
     """`--xla=auto` may compile evaluation with XLA and not the training step
     (`albert_tf.training.execution`): the run's results say so, and its dev

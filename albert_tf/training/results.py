@@ -28,6 +28,8 @@ def print_results(results):
                 print(_metric_line(f"{split} {inner}", metrics))
         else:
             print(_metric_line(split, values))
+            for metric, note in (values.get("metric_notes") or {}).items():
+                print(f"  {metric}: {note}")
     if "best" in results:
         best = results["best"]
         print(f"best: step {best['step']} (epoch {best['epoch']}), {best['metric']}="
