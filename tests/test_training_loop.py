@@ -375,3 +375,23 @@ def test_evaluation_compiled_apart_from_training_scores_the_same(tmp_path, monke
     assert predicted_with and all(predicted_with)
     assert split["dev"]["accuracy"] == plain["dev"]["accuracy"]
     assert split["dev"]["log_loss"] == pytest.approx(plain["dev"]["log_loss"], abs=1e-5)
+
+
+def test_results_evaluated_in_bfloat16_say_why_predict_may_differ(tmp_path, capsys):
+    from albert_tf.training.results import print_results
+
+    task = ProbabilityTask()
+    settings = _settings(tmp_path, train_steps=2, precision="bf16")
+    results = finetuning.run(task, settings, verbose=False)
+    assert results["precision"] == "mixed_bfloat16"
+    assert results["precision_note"].startswith("evaluated in mixed_bfloat16, the precision")
+    assert "predict, serve and exports compute in float32" in results["precision_note"]
+    with open(tmp_path / "run" / "eval_results.json") as f:
+        assert json.load(f)["precision_note"] == results["precision_note"]
+    print_results(results)
+    assert results["precision_note"] in capsys.readouterr().out
+    plain = finetuning.run(task, settings.replace(precision="fp32",
+                                                  output_dir=str(tmp_path / "fp32")),
+                           verbose=False)
+    assert "precision_note" not in plain
+

@@ -14,7 +14,7 @@ import keras
 import tensorflow as tf
 
 from albert_tf.startup import native_noise_filtered
-from albert_tf.errors import RunStopped
+from albert_tf.errors import RunStopped, StopAsked
 from albert_tf.progress import Heartbeat, notebook_bar
 
 log = logging.getLogger(__name__)
@@ -24,7 +24,7 @@ class TrainingDiverged(RunStopped):
     """The loss became NaN/inf or exploded; the last good checkpoint is kept."""
 
 
-class TrainingInterrupted(RunStopped):
+class TrainingInterrupted(StopAsked):
     """Ctrl-C or SIGTERM stopped training; a checkpoint of the current step was saved."""
 
 

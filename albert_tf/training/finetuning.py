@@ -23,7 +23,7 @@ from albert_tf.progress import Heartbeat, Progress
 from albert_tf.training import best_model, collapse, engine, run_card, tracking
 from albert_tf.training.callbacks import update_step
 from albert_tf.training import settings as settings_lib
-from albert_tf.training.results import write_results
+from albert_tf.training.results import precision_note, write_results
 from albert_tf.training.run_folder import (CHECKPOINT_DIR, CHECKPOINT_RESULTS_FILE, FEATURES_DIR,
                                            HISTORY_FILE, MODEL_DIR, RESULTS_FILE, SETTINGS_FILE,
                                            has_progress)
@@ -305,6 +305,8 @@ def _run(current):
     verbose = current.verbose
     results = {"task": task.name, "precision": setup.policy, "xla": setup.jit,
                "evaluation_xla": setup.inference_jit, "replicas": setup.replicas}
+    if precision_note(setup.policy):
+        results["precision_note"] = precision_note(setup.policy)
     if settings.do_eval:
         results.update(current.reference_results())
     stopped_at = None  # the step of a stopped run's checkpoint evaluated without training
