@@ -395,3 +395,46 @@ def test_results_evaluated_in_bfloat16_say_why_predict_may_differ(tmp_path, caps
                            verbose=False)
     assert "precision_note" not in plain
 
+
+
+def question_share(outputs, labels):
+    """A user's metric (`--metrics_fn=test_training_loop:question_share`)."""
+    return {"question_share": float(np.mean(outputs["logit"] > 0)),
+            "rows_seen": len(labels["label"])}
+
+
+def test_eval_loss_user_metrics_and_sample_limits_reach_history_and_results(tmp_path):
+    task = ProbabilityTask()
+    settings = _settings(tmp_path, train_steps=4, eval_every=2, keep_best=True,
+                         best_metric="question_share", max_train_samples=5,
+                         max_eval_samples=3, metrics_fn="test_training_loop:question_share")
+    results = finetuning.run(task, settings, verbose=False)
+    dev = results["dev"]
+    # The evaluation loss is the model's own training loss on the dev split: here the
+    # binary cross-entropy the toy task's log_loss computes apart.
+    assert dev["loss"] == pytest.approx(dev["log_loss"], rel=1e-4)
+    assert dev["rows_seen"] == 3 and dev["examples"] == 3  # --max_eval_samples
+    assert results["train"]["train_set_examples"] == 5  # --max_train_samples
+    history = eval_history.read_history(os.path.join(settings.output_dir,
+                                                     "eval_history.jsonl"))
+    assert [sorted({"loss", "question_share", "rows_seen"} & set(e)) for e in history] == \
+        [["loss", "question_share", "rows_seen"]] * 2
+    assert results["best"]["metric"] == "question_share"
+    with open(os.path.join(settings.output_dir, "eval_results.json")) as f:
+        assert json.load(f)["dev"]["loss"] == dev["loss"]
+
+
+def test_a_metrics_fn_that_cannot_be_loaded_or_returns_no_numbers_is_named(tmp_path):
+    from albert_tf.training import eval_extras
+
+    with pytest.raises(ValueError, match=r"^--metrics_fn=nowhere_module:f: No module named"):
+        eval_extras.load_metrics_fn("nowhere_module:f")
+    with pytest.raises(ValueError, match="expected module:function"):
+        eval_extras.load_metrics_fn("just_a_name")
+    with pytest.raises(ValueError, match=r"'share': 'high' is not a number"):
+        eval_extras.user_metrics(lambda o, y: {"share": "high"}, "m:f", {}, {}, {})
+    with pytest.raises(ValueError, match="accuracy already reported by the task"):
+        eval_extras.user_metrics(lambda o, y: {"accuracy": 1.0}, "m:f", {}, {}, {"accuracy": 0})
+    assert eval_extras.metrics_fn_name(question_share) == "test_training_loop:question_share"
+    with pytest.raises(ValueError, match="not a function its module can name"):
+        eval_extras.metrics_fn_name(lambda o, y: {})

@@ -176,6 +176,17 @@ class FinetuneSettings(TrainingSettings):
     early_stopping_min_delta: float = setting(
         0.0, "The least change of --best_metric that counts as an improvement.",
         rule=NON_NEGATIVE)
+    metrics_fn: str | None = setting(
+        None, "Your own metrics: module:function, called with the model's outputs and the "
+        "labels of each evaluated split (dicts of arrays, a row per example) and returning "
+        "{name: number}, reported beside the task's (history, TensorBoard, results, "
+        "--best_metric, a search's --metric); the module is imported from the working folder "
+        "or the Python path.")
+    max_train_samples: int | None = setting(
+        None, "Train on the first N examples of the training file only (a quick experiment).",
+        rule=POSITIVE)
+    max_eval_samples: int | None = setting(
+        None, "Evaluate on the first N examples of each dev split only.", rule=POSITIVE)
 
     def __post_init__(self):
         # A flag gives "200" as text: the number of updates it means.
