@@ -10,12 +10,13 @@ import os
 
 from google.protobuf import json_format
 
-from albert_tf.export import INFO_FILE  # the package, without TensorFlow
-
 SAVED_MODEL = "saved_model.pb"
 # SavedModel's own entry in the signature map, not a signature a client calls.
 INIT_OP = "__saved_model_init_op"
 DEFAULT = "serving_default"
+# The export's description (`albert_tf.export.INFO_FILE`; the server reads it
+# without depending on the export package).
+INFO_FILE = os.path.join("assets.extra", "albert_tf_export.json")
 
 
 def versions(root):
