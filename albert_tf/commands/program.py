@@ -31,7 +31,7 @@ import sys
 
 from absl import flags, logging
 
-from albert_tf import input_paths
+from albert_tf import input_paths, log, startup
 from albert_tf.commands import cli
 from albert_tf.io_utils import read_json
 from albert_tf.settings import merged, missing_message, without_aliases
@@ -212,6 +212,9 @@ class Program:
     def main(self, argv, flag_values):
         """The command on the flags parsed into `flag_values` (`argv`: what absl
         left, the program's name first); a user's mistake is one line, exit status 1."""
+        startup.filter_process_noise()  # native notes (oneDNN's, CUDA's) at any time
+        verbose = "verbosity" in flag_values and flag_values["verbosity"].present
+        log.setup(std_logging.INFO if verbose else std_logging.WARNING)
         if self.quiet:
             cli.quiet_tensorflow(flag_values)
         with cli.user_errors():
@@ -226,6 +229,7 @@ class Program:
         TensorFlow's INFO lines are hidden (on absl's logger itself: a Python caller
         has no `--verbosity`, and absl's flags are the command line's)."""
         logging.get_absl_logger().setLevel(std_logging.WARNING)
+        log.setup()
         return self._call(values, **extra)
 
     def settings(self, values):

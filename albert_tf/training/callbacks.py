@@ -40,7 +40,7 @@ def remove_partial_checkpoints(directory):
     for name in os.listdir(directory):
         path = os.path.join(directory, name)
         if name.endswith("_temp") and os.path.isdir(path):
-            logging.info("removing %s, an incomplete checkpoint write", path)
+            log.info("removing %s, an incomplete checkpoint write", path)
             shutil.rmtree(path, ignore_errors=True)
 
 

@@ -39,6 +39,8 @@ from albert_tf.training import probe_cache
 from albert_tf.training.devices import resolve_precision
 from albert_tf.training.settings import LAYER_EXECUTIONS
 
+log = logging.getLogger(__name__)
+
 # A candidate must be this much faster per step than the default to be chosen:
 # a shared machine's noise should not flip the choice.
 MIN_GAIN = 0.05
@@ -363,7 +365,7 @@ def resolve_execution(precision, xla, layer_execution, strategy, config=None, re
         note = _shorter_than_probe(config, policy, options, batch_size, seq_length, device,
                                    train_steps)
         if note:
-            logging.info("%s", note)
+            log.info("%s", note)
             return Execution(policy, options[0].jit, options[0].unroll, note=note)
     start = time.perf_counter()
     (timings, forward), reused = _measurements(measure_fn or measure, config, policy, options,
@@ -378,5 +380,5 @@ def resolve_execution(precision, xla, layer_execution, strategy, config=None, re
                           choose(forward) if both else chosen.jit,
                           tuple((f"XLA {_on(jit)}", s) for jit, s in forward) if both else (),
                           reused)
-    logging.info("chose %s", execution.describe())
+    log.info("chose %s", execution.describe())
     return execution

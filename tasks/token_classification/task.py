@@ -39,6 +39,8 @@ from albert_tf.tasks.token_classification import ner_eval, tagging
 from albert_tf.tasks.token_classification.options import TokenOptions
 from albert_tf.tasks.user_files import split_file
 
+log = logging.getLogger(__name__)
+
 # What each entity score counts, printed beside them (`results.print_results`).
 METRIC_NOTES = {
     "f1": "entity F1 as CoNLL's conlleval counts (an I- tag after O or another type "
@@ -108,7 +110,7 @@ class TokenClassificationTask(Task):
                    f"{scheme.upper()} (the first at {broken[0].where})")
         if options.scheme_errors == "error":
             raise ValueError(message)
-        logging.warning("%s; read as conlleval reads them", message)
+        log.warning("%s; read as conlleval reads them", message)
 
     @staticmethod
     def _tags_of(examples, options):
