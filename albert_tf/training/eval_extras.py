@@ -75,6 +75,8 @@ def split_loss(model, labels, outputs):
     """The mean of `model.compute_loss` over a split's examples (chunks weighted
     by their size), or None for a model without its own loss or one that gives
     no finite number (outputs padded with -inf where the loss needs more)."""
+    import tensorflow as tf
+
     compute = getattr(model, "compute_loss", None)
     rows = len(next(iter(outputs.values()))) if outputs else 0
     if compute is None or not labels or not rows:
@@ -86,8 +88,8 @@ def split_loss(model, labels, outputs):
         y_pred = {k: v[start:end] for k, v in outputs.items()}
         try:
             value = float(np.asarray(compute(y=y, y_pred=y_pred, training=False)))
-        except (TypeError, KeyError, ValueError):
-            return None
+        except (TypeError, KeyError, ValueError, tf.errors.OpError):
+            return None  # (a loss that needs the inputs too: none reported)
         total += value * (end - start)
     loss = total / rows
     return loss if math.isfinite(loss) else None
