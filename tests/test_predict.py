@@ -112,7 +112,8 @@ def test_bad_flags_are_one_line_errors(tmp_path, tmp_path_factory):
     version_dir = helpers.exported(tmp_path_factory, "sst2")[0]
     for args, error in (
             ([], "error: missing required flag(s): --model"),
-            ([f"--model={tmp_path / 'nothing'}"], "error: --model: no such file or folder"),
+            ([f"--model={tmp_path / 'nothing'}"],
+             f"error: --model: {tmp_path / 'nothing'}: no such file or folder"),
             ([f"--model={version_dir}", "--text_a=x", "--input=f.tsv"], "error: give either"),
             ([f"--model={version_dir}", "--question=x"],
              "error: the model takes text, not --question"),

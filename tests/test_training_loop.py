@@ -362,6 +362,8 @@ def test_evaluation_compiled_apart_from_training_scores_the_same(tmp_path, monke
     # The toy model is under the size `auto` measures; measured as if XLA's
     # forward pass were 2x faster and its training step slower.
     monkeypatch.setattr(execution, "MIN_MEASURED_STEP_GFLOP", 0.0)
+    # (and a run of 2 steps, shorter than the probe, measured as a longer one is)
+    monkeypatch.setattr(execution, "_shorter_than_probe", lambda *args: "")
     monkeypatch.setattr(execution, "measure", lambda config, policy, options, *_: (
         [(o, 2.0 if o.jit else 1.0) for o in options], [(False, 0.2), (True, 0.1)]))
     predicted_with, predict = [], engine.predict
