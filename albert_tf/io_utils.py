@@ -120,6 +120,18 @@ def hold_folder(folder, what):
     _HELD[key] = f
 
 
+def release_folders():
+    """Lets go of every folder this process holds (`hold_folder`), at once: a
+    process ending takes seconds to tear TensorFlow down, and the same command
+    run again meanwhile must find the folder free."""
+    while _HELD:
+        _, f = _HELD.popitem()
+        try:
+            fcntl.flock(f, fcntl.LOCK_UN)
+        finally:
+            f.close()
+
+
 def place_new(tmp, path):
     """Renames the folder `tmp` to `path`, which must not exist (call under a
     `folder_lock` of their parent: the check and the rename are one step)."""

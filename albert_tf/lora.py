@@ -121,7 +121,16 @@ def size_report(model, rank):
     head = sum(int(np.prod(v.shape)) for n, v in variables.items()
                if v.trainable and not is_adapter(n))
     frozen = sum(int(np.prod(v.shape)) for v in variables.values() if not v.trainable)
-    mb = lambda n: f"{n * BYTES_PER_PARAMETER / 1e6:.1f} MB"  # noqa: E731
     return (f"lora: rank {rank}, {adapters:,} adapter parameters + {head:,} in the head trained "
-            f"and saved ({mb(adapters + head)}), against the frozen backbone's {frozen:,} "
-            f"({mb(frozen)}), which model/ references instead of copying")
+            f"and saved ({size_text((adapters + head) * BYTES_PER_PARAMETER)}), against the "
+            f"frozen backbone's {frozen:,} ({size_text(frozen * BYTES_PER_PARAMETER)}), which "
+            "model/ references instead of copying")
+
+
+def size_text(num_bytes):
+    """A size as people read it: 3 significant digits in B, kB, MB or GB (a
+    tiny model's adapters are kilobytes, not "0.0 MB")."""
+    for unit, scale in (("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
+        if num_bytes >= scale:
+            return f"{num_bytes / scale:.3g} {unit}"
+    return f"{num_bytes:,} B"

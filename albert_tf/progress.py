@@ -65,11 +65,15 @@ class Progress:
                              dynamic_ncols=True, leave=False)
 
     def line(self, now=None):
-        """`what: done/total unit, rate/s, ETA m:ss` (elapsed time at the end)."""
+        """`what: done/total unit, rate/s, ETA m:ss` (elapsed time at the end); under
+        0.1 a second, the rate is the time each unit took ("4:10 each")."""
         now = time.monotonic() if now is None else now
         rate = self.done / max(now - self.start, 1e-9)
         count = f"{self.done:,}/{self.total:,}" if self.total else f"{self.done:,}"
-        text = f"{self.what}: {count} {self.unit}, {rate:.1f}/s"
+        text = f"{self.what}: {count} {self.unit}"
+        if self.done:
+            # Slow units (a run each) by their time: "0.0/s" would say nothing.
+            text += f", {rate:.1f}/s" if rate >= 0.1 else f", {_duration(1 / rate)} each"
         if self.total and self.done < self.total and rate > 0:
             text += f", ETA {_duration((self.total - self.done) / rate)}"
         elif self.total and self.done >= self.total:

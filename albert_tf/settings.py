@@ -59,6 +59,8 @@ ROLES = {
     "invocation": "holds for one invocation only, never saved over the run's own",
     "auto": "its `auto` is resolved once at the start of a run and saved resolved",
     "run_control": "asks a finished run to do a step again",
+    "reads": "names a file or folder the command reads (checked to exist before TensorFlow "
+             "loads, `albert_tf.input_paths`)",
 }
 
 

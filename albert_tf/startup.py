@@ -22,7 +22,11 @@ STARTUP_NOISE = ("All log messages before absl::InitializeLog()", "cudart_stub.c
                  "Unable to register cu", "computation placer already registered",
                  "oneDNN custom operations are on",
                  # "oneDNN supports DT_INT32 (DT_INT64, ...) only on platforms with AVX-512":
-                 "only on platforms with AVX-512. Falling back to the default Eigen")
+                 "only on platforms with AVX-512. Falling back to the default Eigen",
+                 # Notes of a first run where TF_CPP_MIN_LOG_LEVEL came too late.
+                 "XLA service 0x", "StreamExecutor [", "disabling MLIR crash reproducer",
+                 "Compiled cluster using XLA", "Memory patch applied",
+                 "does not implement the AsGraphDefInternal()")
 
 
 @contextlib.contextmanager
@@ -70,3 +74,42 @@ def load_tensorflow(*modules):
         if "TF_CONFIG" not in os.environ:
             tf.config.list_logical_devices()  # starts the runtime (and CUDA's probe)
     return tf
+
+
+def filter_process_noise():
+    """For the rest of the process (a command run from the command line): what
+    is written to file descriptor 2, by Python or by native code at any time (a
+    kernel's first run prints oneDNN's notes mid-run), passes through a thread
+    that leaves out `STARTUP_NOISE` lines. At exit the thread passes on what is
+    left. Returns False where it could not (no file descriptor 2)."""
+    import atexit
+    import threading
+
+    try:
+        sys.stderr.flush()
+        target = os.dup(2)
+    except OSError:
+        return False
+    read_end, write_end = os.pipe()
+    os.dup2(write_end, 2)
+    os.close(write_end)
+
+    def forward():
+        with os.fdopen(read_end, "rb") as lines:
+            for line in lines:
+                if not any(noise.encode() in line for noise in STARTUP_NOISE):
+                    os.write(target, line)
+
+    thread = threading.Thread(target=forward, name="stderr-filter", daemon=True)
+    thread.start()
+
+    def finish():
+        try:
+            sys.stderr.flush()
+        except (OSError, ValueError):
+            pass
+        os.dup2(target, 2)  # the pipe's last writer closed: the thread reads to its end
+        thread.join(timeout=5)
+
+    atexit.register(finish)
+    return True

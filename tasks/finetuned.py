@@ -146,7 +146,12 @@ def run_export(settings):
     tokenizer = folder.tokenizer(host=False)
     module, info = folder.serving_module(options, tokenizer=tokenizer)
     saved_module = None
-    if chosen["compute"] != "fp32":
+    if precision.needs_timing(chosen):  # `auto`: the export's own candidates, timed
+        saved_module, _ = folder.serving_module(options, "bf16", tokenizer)
+        chosen = precision.timed_choice(chosen, {"fp32": module, "bf16": saved_module},
+                                        folder.settings.max_seq_length)
+        saved_module = saved_module if chosen["compute"] == "bf16" else None
+    elif chosen["compute"] != "fp32":
         saved_module, _ = folder.serving_module(options, chosen["compute"], tokenizer)
     info.update(version=version, precision=chosen)
     target = exporter.write_export(

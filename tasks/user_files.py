@@ -33,9 +33,12 @@ SPLIT_FLAGS = {"train": "train_file", "dev": "eval_file", "test": "predict_file"
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
 class FileOptions(Settings):
-    train_file: str = setting("", "Own-data tasks: the training file (CSV, TSV or JSON lines).")
-    eval_file: str = setting("", "Own-data tasks: the labelled file --do_eval scores.")
-    predict_file: str = setting("", "Own-data tasks: the file --do_predict labels.")
+    train_file: str = setting("", "Own-data tasks: the training file (CSV, TSV or JSON lines).",
+                              roles=("reads",))
+    eval_file: str = setting("", "Own-data tasks: the labelled file --do_eval scores.",
+                             roles=("reads",))
+    predict_file: str = setting("", "Own-data tasks: the file --do_predict labels.",
+                                roles=("reads",))
     format: str = setting("auto", "Own-data tasks: the files' format; auto: by extension "
                           "(.csv, .tsv, .jsonl or .json).", choices=FORMATS)
 

@@ -23,6 +23,14 @@ def spm_tokenizer():
     return AlbertTokenizer(os.path.join(FIXTURES, "spm", "albert_30k_clean.model"))
 
 
+@pytest.fixture(autouse=True)
+def _own_cache(tmp_path_factory, monkeypatch):
+    """Each test its own `$ALBERT_TF_CACHE`: the execution probe's measurements
+    kept there by one test (or by the user's own runs) must not decide another's."""
+    monkeypatch.setenv("ALBERT_TF_CACHE", str(tmp_path_factory.mktemp("cache")))
+    monkeypatch.delenv("ALBERT_TF_PROBES_FILE", raising=False)
+
+
 def pytest_addoption(parser):
     parser.addoption("--runslow", action="store_true", default=False,
                      help="also run the slow end-to-end tests")

@@ -185,3 +185,17 @@ def test_the_command_fine_tunes_every_variant_under_a_time_budget(tmp_path):
     bad = cli.run("albert_tf.ablate", *bad_args, timeout=300)
     assert cli.one_line_error(bad) == ("error: --grid: sharing='al' in 'sharing=al': expected "
                                        "one of all, attention, ffn, none")
+
+
+def test_too_few_held_out_instances_are_warned_about(grid_run):
+    from albert_tf.ablation.data import few_heldout
+
+    lines = grid_run[4]
+    warned = [line for line in lines if line.startswith("warning: ") and "held-out" in line]
+    assert {line.split()[1] for line in warned} == {"sop", "nsp"}, lines
+    assert "raise --heldout_fraction=0.1 or give more text" in warned[0]
+    assert few_heldout("sop", 12, 1, 0.02) == (
+        "warning: sop is scored on 12 held-out instance(s) from 1 document(s): its accuracy "
+        "is uncertain by about +-0.14 (one standard error); raise --heldout_fraction=0.02 or "
+        "give more text for 200 or more")
+    assert few_heldout("sop", 200, 9, 0.02) is None

@@ -213,3 +213,33 @@ def test_tiny_finetune_evaluates_and_writes_the_submission(tmp_path):
     assert [r["id"] for r in rows] == list(range(6))
     assert {r["label"] for r in rows} <= set(clue.NLI_LABELS)
     assert results["predictions"] == {"test": str(out / "ocnli_predict.json")}
+
+
+def test_labels_json_names_the_served_labels(tmp_path):
+    """TNEWS' labels.json (`label_desc`) beside the data: the model answers
+    `news_military`, not "110"; the codes stay in the description."""
+    import tensorflow as tf
+
+    import export_helpers as helpers
+    from albert_tf.tokenizer.loading import load_tokenizer
+
+    spec = clue.SPECS["tnews"]
+    data = tmp_path / "tnews"
+    data.mkdir()
+    (data / "labels.json").write_text("".join(
+        json.dumps({"label": code, "label_desc": f"news_{code}"}, ensure_ascii=False) + "\n"
+        for code in spec.labels if code != "116") + '{"label": 110, "label_desc": "news_military"}'
+        + "\n", encoding="utf-8")
+    names = clue.label_names(spec, str(data))
+    assert names[spec.labels.index("110")] == "news_military"
+    assert names[spec.labels.index("100")] == "news_100" and names[-1] == "116"  # undescribed
+    assert clue.label_names(spec, str(tmp_path)) is None  # no labels.json
+    model_dir, task, settings, model = helpers.finetuned_dir(tmp_path / "run", "tnews")
+    tokenizer = load_tokenizer(helpers.SPM, host=False)
+    module, info = task.serving_module(model, tokenizer, settings.replace(data_dir=str(data)),
+                                       model_dir, None)
+    assert info["labels"] == list(names) and info["label_codes"] == list(spec.labels)
+    assert info["columns"] == {"text": "sentence"}
+    out = module.serving_default(text=tf.constant(["军队演习", "球赛"]))
+    assert all(label.decode() in names for label in out["label"].numpy())
+    assert [names[i] for i in out["label_id"].numpy()] == [x.decode() for x in out["label"].numpy()]

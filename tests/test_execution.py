@@ -2,13 +2,14 @@
 record in the run folder, and the length buckets of a compiled step."""
 
 import json
+import os
 
 import numpy as np
 import pytest
 
 from albert_tf.config import AlbertConfig
 from albert_tf.data import bucket_lengths, padded_length, train_batches
-from albert_tf.training import devices, execution
+from albert_tf.training import devices, execution, probe_cache
 from albert_tf.training.execution import Candidate, candidates, choose, resolve_execution
 from albert_tf.training.settings import SETTINGS_FILE, FinetuneSettings
 from albert_tf.training.setup import start_run
@@ -256,3 +257,50 @@ def test_xla_buckets_bound_the_compiled_shapes_and_keep_length_aware_batching():
     # Longer inputs: coarser steps, at most 16 shapes to 512.
     assert len(bucket_lengths(512)) == 16 and bucket_lengths(512)[-3:] == [384, 448, 512]
     assert bucket_lengths(16) == [16] and bucket_lengths(10) == [10]
+
+
+def test_the_measurements_are_cached_per_host_and_software(monkeypatch):
+    """Without a probes file named, a second process on this host takes the first's
+    measurements from $ALBERT_TF_CACHE; another CPU or TensorFlow measures anew."""
+    monkeypatch.setattr(devices, "cpu_bf16_speedup", lambda: 0.0)
+    calls = []
+    monkeypatch.setattr(execution, "measure", fake_measure(
+        {LOOP: 1.0, UNROLLED: 0.7, XLA_LOOP: 1.2, XLA_UNROLLED: 1.1}, calls))
+    base = AlbertConfig.preset("albert_base")
+    for process in range(2):
+        monkeypatch.setattr(execution, "_MEASURED", {})
+        got = resolve_execution("auto", "auto", "auto", None, config=base, train_steps=10**6)
+        assert (got.unroll, got.reused) == (True, process > 0)
+    assert len(calls) == 1
+    assert probe_cache.probes_file() == os.path.join(os.environ["ALBERT_TF_CACHE"],
+                                                     "execution_probes.json")
+    with open(probe_cache.probes_file(), encoding="utf-8") as f:
+        stored = json.load(f)
+    (key,) = stored
+    assert probe_cache.host_key() in key and "TF " in probe_cache.host_key()
+    # A TensorFlow upgrade (another host key): measured again.
+    monkeypatch.setattr(probe_cache, "host_key", lambda: "another CPU | TF 9.9")
+    monkeypatch.setattr(execution, "_MEASURED", {})
+    assert not resolve_execution("auto", "auto", "auto", None, config=base).reused
+    assert len(calls) == 2
+
+
+def test_a_run_shorter_than_the_probe_takes_the_defaults_and_says_so(monkeypatch):
+    monkeypatch.setattr(devices, "cpu_bf16_speedup", lambda: 0.0)
+    monkeypatch.setattr(execution, "_MEASURED", {})
+    calls = []
+    monkeypatch.setattr(execution, "measure", fake_measure(
+        {LOOP: 1.0, UNROLLED: 0.5, XLA_LOOP: 1.2, XLA_UNROLLED: 1.1}, calls))
+    base = AlbertConfig.preset("albert_base")
+    short = resolve_execution("auto", "auto", "auto", None, config=base, batch_size=8,
+                              train_steps=1)
+    assert (short.jit, short.unroll, short.timings, calls) == (False, False, (), [])
+    assert "not measured: the training, about" in short.describe()
+    assert "shorter than the probe" in short.describe()
+    long = resolve_execution("auto", "auto", "auto", None, config=base, batch_size=8,
+                             train_steps=10**6)
+    assert long.unroll and len(calls) == 1
+    # Once cached, a short run takes the measured choice at no cost.
+    again = resolve_execution("auto", "auto", "auto", None, config=base, batch_size=8,
+                              train_steps=1)
+    assert again.unroll and again.reused and len(calls) == 1

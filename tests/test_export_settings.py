@@ -195,3 +195,45 @@ def test_a_format_defined_here_is_written_by_run_export(tmp_path, golden_format)
     with pytest.raises(ValueError, match="formats: unknown export format 'gold'; did you "
                                          "mean 'golden'"):
         ExportSettings(model_dir=model_dir, export_dir="e", formats="gold")
+
+
+class _TimedFunction:
+    """A stand-in `serving_default`: takes its input_signature, answers after `seconds`."""
+
+    def __init__(self, seconds):
+        import tensorflow as tf
+
+        self.seconds, self.calls = seconds, []
+        self.input_signature = [tf.TensorSpec([None], tf.string, name="text")]
+
+    def __call__(self, text):
+        import time
+
+        import tensorflow as tf
+
+        self.calls.append(int(text.shape[0]))
+        time.sleep(self.seconds)
+        return {"label": tf.constant(["a"] * int(text.shape[0]))}
+
+
+@pytest.mark.parametrize("fp32, bf16, chosen", [(0.02, 0.005, "bf16"), (0.005, 0.01, "fp32")])
+def test_auto_precision_of_an_export_is_decided_by_timing_the_export(fp32, bf16, chosen):
+    """Both candidate modules' serving_default timed, interleaved, at batch 1 and 8: the
+    bfloat16 product's speed (here 1.95x) does not decide it."""
+    import types
+
+    from albert_tf.export import precision
+
+    record = {"compute": "bf16", "requested": "auto", "cpu_bf16_speedup": 1.95}
+    assert precision.needs_timing(record)
+    assert not precision.needs_timing({**record, "compute": "fp32", "cpu_bf16_speedup": 0.0})
+    functions = {"fp32": _TimedFunction(fp32), "bf16": _TimedFunction(bf16)}
+    modules = {k: types.SimpleNamespace(_functions={"serving_default": f})
+               for k, f in functions.items()}
+    got = precision.timed_choice(record, modules, 16)
+    assert got["compute"] == chosen and got["reason"].startswith("timed the export's ")
+    assert set(got["timings_ms"]) == {"1", "8"}
+    assert got["timings_ms"]["1"]["fp32"] >= fp32 * 1e3
+    # Interleaved: each candidate called 1 + TIMED_CALLS times per batch size, in turns.
+    assert functions["fp32"].calls == functions["bf16"].calls == \
+        [1] * (1 + precision.TIMED_CALLS) + [8] * (1 + precision.TIMED_CALLS)

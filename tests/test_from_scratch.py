@@ -3,6 +3,7 @@ and progress lines by time as well as by steps."""
 
 import types
 
+import numpy as np
 import pytest
 
 from albert_tf import tasks
@@ -51,6 +52,24 @@ def test_a_sustained_rise_of_the_loss_is_reported_once():
 ])
 def test_a_falling_flat_or_briefly_bumped_loss_is_not_reported(losses):
     assert _warnings(losses, window=10, stretch=3) == []
+
+
+@pytest.mark.parametrize("seed", range(10))
+def test_a_healthy_runs_noisy_loss_is_not_reported(seed):
+    """Small batches' losses scatter (here around 1.0, skewed as cross-entropy is):
+    a window only by chance above the lowest one, by chance low, is no rise."""
+    rng = np.random.default_rng(seed)
+    assert _warnings(list(0.7 + rng.exponential(0.3, 600)), window=10, stretch=3) == []
+
+
+def test_the_rise_warning_goes_through_the_projects_logger(caplog):
+    watch = LossRiseWarning(window=10, stretch=3)
+    rising = [5.6 - 0.01 * i for i in range(40)] + [5.2 + 0.05 * i for i in range(120)]
+    with caplog.at_level("WARNING", logger="albert_tf"):
+        for loss in rising:
+            watch.on_train_batch_end(0, {"loss": loss})
+    (record,) = [r for r in caplog.records if "has risen" in r.getMessage()]
+    assert record.name == "albert_tf.training.callbacks"
 
 
 class _Clock:

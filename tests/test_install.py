@@ -61,3 +61,16 @@ def test_the_package_metadata_reads_without_deprecation_warnings():
     assert [str(w.message).splitlines()[0] for w in caught] == []
     assert dist.metadata.name == "albert-tf"
     assert "Apache-2.0" in (dist.metadata.license_expression or dist.metadata.license or "")
+
+
+def test_the_folder_above_a_clone_named_albert_tf_gets_a_clear_message(tmp_path):
+    """From the folder above a clone called albert_tf, `import albert_tf` finds the
+    clone: not a namespace package without attributes, but one line saying why."""
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    os.symlink(root, tmp_path / "albert_tf")
+    done = subprocess.run([sys.executable, "-c", "import albert_tf; albert_tf.load_tokenizer"],
+                          cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 1
+    last = done.stderr.strip().splitlines()[-1]
+    assert last.startswith(f"ImportError: {tmp_path / 'albert_tf'} is a clone of albert_tf's "
+                           "repository, found because Python runs in the folder above it"), last

@@ -48,6 +48,28 @@ def test_a_settings_error_is_one_line_before_tensorflow(tmp_path, args, error):
     assert not os.path.exists(tmp_path / "run")
 
 
+@pytest.mark.parametrize("module, args, error", [
+    ("albert_tf.finetune", ("--task=rte", "--data_dir=no/such/RTE"),
+     "error: --data_dir: no/such/RTE: no such file or folder (no folder "),
+    ("albert_tf.finetune", ("--task=rte", "--data_dir=.", "--model=albert_tiny",
+                            "--vocab_file=missing.model"),
+     "error: --vocab_file: missing.model: no such file or folder"),
+    ("albert_tf.finetune", ("--task=rte", "--data_dir=.", "--init_checkpoint=ckpts/base"),
+     "error: --init_checkpoint: ckpts/base: no such file or folder"),
+    ("albert_tf.finetune", ("--task=text_classification", "--train_file=reviews.csv"),
+     "error: --train_file: reviews.csv: no such file or folder"),
+    ("albert_tf.pretrain", ("--input_files=records/*.tfrecord",),
+     "error: --input_files: records/*.tfrecord: no such file or folder"),
+    ("albert_tf.predict", ("--model=runs/gone/model", "--text_a=hi"),
+     "error: --model: runs/gone/model: no such file or folder"),
+])
+def test_a_missing_file_or_folder_is_one_line_before_tensorflow(tmp_path, module, args, error):
+    status, said, imported, _ = _command(module, *args, *(
+        () if module.endswith("predict") else (f"--output_dir={tmp_path / 'run'}",)))
+    assert status == 1 and len(said) == 1 and said[0].startswith(error), said
+    _no_tensorflow(imported)
+
+
 def test_help_of_every_training_command_without_tensorflow():
     _, said, imported, out = _command("albert_tf.finetune", "--helpfull")
     assert not said

@@ -166,3 +166,11 @@ def test_a_lora_run_resumes_and_its_merged_export_answers_as_the_unmerged_model(
     serve = tf.saved_model.load(version).signatures["serving_default"]
     got = serve(text=tf.constant(texts))["probabilities"].numpy()
     np.testing.assert_allclose(got, unmerged, atol=1e-5)
+
+
+def test_sizes_are_readable_at_any_scale():
+    """A tiny model's adapters are kilobytes: never "(0.0 MB)"."""
+    from albert_tf.lora import size_text
+
+    assert [size_text(n) for n in (512, 24_576, 1_234_567, 46_000_000, 2.3e9)] == [
+        "512 B", "24.6 kB", "1.23 MB", "46 MB", "2.3 GB"]

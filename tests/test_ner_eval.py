@@ -150,3 +150,14 @@ def test_report_equals_conlleval_itself_on_a_real_file():
     assert result.returncode == 0, result.stderr
     with open(os.path.join(NER, "cluener_conlleval.txt"), encoding="utf-8") as f:
         assert result.stdout == f.read()
+
+
+def test_a_runs_printed_results_say_which_f1_is_which(capsys):
+    from albert_tf.tasks.token_classification.task import METRIC_NOTES
+    from albert_tf.training.results import print_results
+
+    print_results({"dev": {"f1": 0.1871, "strict_f1": 0.2576, "metric_notes": METRIC_NOTES}})
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0] == "dev: f1=0.1871, strict_f1=0.2576"
+    assert lines[1].startswith("  f1: entity F1 as CoNLL's conlleval counts")
+    assert lines[2].startswith("  strict_f1: entity F1 of spans well-formed in the tagging")

@@ -36,6 +36,7 @@ def _check(got_rows, version_dir, rows):
                                              for k in helpers.export_info(version_dir)["inputs"]})
     assert len(got_rows) == len(rows)
     for i, (got, row) in enumerate(zip(got_rows, rows)):
+        assert got.pop("row") == i  # aligned with the inputs
         assert got.pop("id", None) == row.get("id")
         assert sorted(got) == sorted(expected)
         for name, values in expected.items():
@@ -111,7 +112,8 @@ def test_bad_flags_are_one_line_errors(tmp_path, tmp_path_factory):
     version_dir = helpers.exported(tmp_path_factory, "sst2")[0]
     for args, error in (
             ([], "error: missing required flag(s): --model"),
-            ([f"--model={tmp_path / 'nothing'}"], "error: --model: no such file or folder"),
+            ([f"--model={tmp_path / 'nothing'}"],
+             f"error: --model: {tmp_path / 'nothing'}: no such file or folder"),
             ([f"--model={version_dir}", "--text_a=x", "--input=f.tsv"], "error: give either"),
             ([f"--model={version_dir}", "--question=x"],
              "error: the model takes text, not --question"),
@@ -212,3 +214,22 @@ def test_token_classification_output_reads_as_words_and_entities():
                      {"type": "MISC", "text": "German", "start": 11, "end": 17}]}
     raw = _readable(outputs, 0, {"text": text}, raw=True)
     assert raw["num_tokens"] == 5 and raw["token_tag"][1] == ""
+
+
+def test_a_glue_model_reads_its_own_data_file_by_its_columns(tmp_path):
+    """SST-2's dev.tsv names its column `sentence`: the model trained on it takes it."""
+    from albert_tf.commands import api
+    from conftest import FIXTURES
+
+    predictor = api.load(helpers.finetuned_dir(tmp_path, "sst2")[0])
+    assert predictor.columns == {"text": "sentence"}
+    dev = os.path.join(FIXTURES, "glue", "SST-2", "dev.tsv")
+    got = api.predict(predictor, input=dev)
+    with open(dev, encoding="utf-8") as f:
+        texts = [line.split("\t")[0] for line in f.read().splitlines()[1:]]
+    want = predictor.predict(texts)
+    assert len(got) == len(texts) == 2
+    assert [g["row"] for g in got] == [w["row"] for w in want] == [0, 1]  # aligned with inputs
+    assert [g["label"] for g in got] == [w["label"] for w in want]
+    np.testing.assert_allclose([g["probabilities"] for g in got],
+                               [w["probabilities"] for w in want], rtol=1e-5)

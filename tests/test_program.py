@@ -78,7 +78,8 @@ def test_an_alias_on_the_command_line_and_in_python(tmp_path):
     settings, = inspect.PROGRAM.settings({"spm_model": "v.model"})
     assert settings.vocab_file == "v.model"
     with pytest.raises(ValueError, match=r"^missing required flag\(s\): --teacher"):
-        api.distill(output_dir=str(tmp_path / "d"), spm_model="v.model")  # (accepted)
+        (tmp_path / "v.model").write_text("")
+        api.distill(output_dir=str(tmp_path / "d"), spm_model=str(tmp_path / "v.model"))
 
 
 def test_a_flag_and_its_alias_together_are_one_line_naming_both():

@@ -22,6 +22,18 @@ def test_a_log_gets_a_line_with_rate_and_eta_and_one_at_the_end(monkeypatch):
     assert lines[1].startswith("predict dev: 100/300 examples, 5.0/s, ETA 0:40")
 
 
+def test_slow_units_report_the_time_each_took_not_a_zero_rate(monkeypatch):
+    clock = iter([0.0, 300.0, 600.0, 600.0, 600.0])
+    monkeypatch.setattr("albert_tf.progress.time.monotonic", lambda: next(clock))
+    log = io.StringIO()
+    progress = Progress(3, "seeds", "done", stream=log, interval=0)
+    progress.update()  # t=300: the first of three runs
+    progress.update()  # t=600
+    assert log.getvalue().splitlines() == ["seeds: 1/3 done, 5:00 each, ETA 10:00",
+                                           "seeds: 2/3 done, 5:00 each, ETA 5:00"]
+    assert Progress(3, "seeds", "done", stream=log).line() == "seeds: 0/3 done"
+
+
 def test_finished_work_reports_its_duration_and_disabled_is_silent():
     log = io.StringIO()
     with Progress(2, "featurize train", "examples", stream=log, interval=1e9) as progress:

@@ -61,6 +61,24 @@ def test_the_seeds_summary_equals_statistics_of_the_per_seed_files(tmp_path):
     assert summary == saved["metrics"]
 
 
+def test_the_seeds_summary_says_which_step_each_model_is_and_how_it_was_chosen(tmp_path):
+    def run(seed, path):
+        results = {"dev": {"accuracy": 0.5 + seed / 100}, "train": {"step": 2000}}
+        if seed == 2:  # --keep_best: the best evaluation's weights
+            results["best"] = {"step": 1500, "epoch": 1.0, "metric": "dev/accuracy",
+                               "value": 0.52}
+        return results
+
+    _, paths = seeds_folds.run_seeds(str(tmp_path), (1, 2), run, ("dev",), log=lambda _: None)
+    with open(paths[0]) as f:
+        assert json.load(f)["steps"] == {"1": 2000, "2": 1500}
+    notes = open(paths[1]).read().splitlines()
+    assert "seed 1: the model of step 2000 (the last)" in notes
+    assert ("seed 2: the model of step 1500, the best of its evaluations by dev/accuracy, "
+            "chosen on the split these metrics are of (an optimistic estimate; score a "
+            "held-out set for an unbiased one)") in notes
+
+
 def test_a_stopped_set_resumes_at_the_seed_where_it_stopped(tmp_path):
     ran = []
 
@@ -190,6 +208,8 @@ def test_out_of_fold_predictions_cover_every_row_once(tmp_path):
     assert [r["line"] for r in oof] == list(range(2, 9))
     assert [r["label"] for r in oof] == [f"t{i}" for i in range(7)]  # each row's own prediction
     assert all(r["line"] in folds[r["fold"] - 1].lines for r in oof)
+    # The folds' ids were their own files' lines, alike across folds: unique ids instead.
+    assert [r["id"] for r in oof] == [str(line) for line in range(2, 9)]
 
 
 def _cli_args(tmp_path, *extra):

@@ -185,7 +185,7 @@ def _offline(_):
 @pytest.mark.parametrize("given, starts", [
     (["--init_checkpoint=albert_base_v2"],
      "error: --init_checkpoint: albert_base_v2: could not fetch "),
-    (["--init_checkpoint=NOWHERE"], "error: --init_checkpoint=NOWHERE: "),
+    (["--init_checkpoint=NOWHERE"], "error: --init_checkpoint: NOWHERE: no such file or folder"),
     (["--init_checkpoint=NOWHERE", "--vocab_file=SPM"],
      "error: --init_checkpoint: NOWHERE: no such file or folder"),
     (["--model=albert_base_v2", "--vocab_file=SPM"],

@@ -103,6 +103,22 @@ def test_both_request_formats_answer_what_the_savedmodel_gives(served):
     np.testing.assert_array_equal(np.array(encoded["outputs"], np.float32), want["logits"])
 
 
+def test_the_training_files_columns_are_accepted_and_a_wrong_method_is_405(served):
+    server, _ = served
+    pairs = {"instances": [{"text_a": a, "text_b": b} for a, b in PAIRS[:3]]}
+    by_column = {"instances": [{"sentence1": a, "sentence2": b} for a, b in PAIRS[:3]]}
+    assert server.predict(by_column) == server.predict(pairs)
+    assert server.predict({"inputs": {"sentence1": ["a"], "sentence2": ["b"]}})[0] == 200
+    status, answer = server.predict({"instances": [{"sentence": "hello"}]})
+    assert status == 400 and answer["error"] == (
+        "instances[0]: unknown 'sentence'; missing 'text_a', 'text_b'; the signature takes "
+        "text_a, text_b (or the columns it was trained on: text_a as 'sentence1', text_b as "
+        "'sentence2')")
+    for path in ("/v1/models/rte:predict", "/v1/models/rte/versions/1:predict"):
+        status, answer = server.request("GET", path)
+        assert status == 405 and ":predict takes POST" in answer["error"], (path, answer)
+
+
 @pytest.mark.parametrize("body, status, says", [
     ("{\"instances\": [", 400, "Unrecognized request format"),
     ({"instances": [{"text_a": "a"}]}, 400, "missing 'text_b'"),

@@ -153,3 +153,13 @@ def test_balanced_weights_equal_scikit_learn(seed):
     stats_ = data.LabelStats(names, tuple(int(np.sum(labels == n)) for n in names), len(labels))
     want = compute_class_weight("balanced", classes=np.array(names), y=labels)
     np.testing.assert_allclose(data.balanced_weights(stats_), want)
+
+
+def test_a_prediction_file_row_gives_probabilities_as_predict_does():
+    """A list in the labels' order, as `predict` and the server answer (not a dict)."""
+    row = report.prediction("r1", np.array([0.0, np.log(3.0)]), ["neg", "pos"])
+    assert row["id"] == "r1" and row["label"] == "pos"
+    np.testing.assert_allclose(row["probabilities"], [0.25, 0.75])
+    assert isinstance(row["probabilities"], list)
+    multi = report.prediction("r2", np.array([0.0, 2.0, -2.0]), ["a", "b", "c"], threshold=0.5)
+    assert multi["labels"] == ["a", "b"] and isinstance(multi["probabilities"], list)

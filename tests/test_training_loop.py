@@ -340,6 +340,15 @@ def test_early_stopping_stops_at_the_predicted_step_and_survives_an_interrupt(tm
     assert results["train"]["early_stopped"]["reason"] in capsys.readouterr().out
 
 
+def test_no_early_stop_is_reported_at_the_planned_last_step(tmp_path, capsys):
+    """Step 8 would stop the run early (see above); planned as the last, it is no stop."""
+    settings = _settings(tmp_path, train_steps=8, eval_every=2, early_stopping_patience=2,
+                         early_stopping_min_delta=0.05, do_eval=False)
+    results = finetuning.run(ScriptedTask(), settings, verbose=False)
+    assert results["train"]["step"] == 8 and "early_stopped" not in results["train"]
+    assert "early stopping" not in capsys.readouterr().out
+
+
 def test_evaluation_compiled_apart_from_training_scores_the_same(tmp_path, monkeypatch):
     """`--xla=auto` may compile evaluation with XLA and not the training step
     (`albert_tf.training.execution`): the run's results say so, and its dev
@@ -353,6 +362,8 @@ def test_evaluation_compiled_apart_from_training_scores_the_same(tmp_path, monke
     # The toy model is under the size `auto` measures; measured as if XLA's
     # forward pass were 2x faster and its training step slower.
     monkeypatch.setattr(execution, "MIN_MEASURED_STEP_GFLOP", 0.0)
+    # (and a run of 2 steps, shorter than the probe, measured as a longer one is)
+    monkeypatch.setattr(execution, "_shorter_than_probe", lambda *args: "")
     monkeypatch.setattr(execution, "measure", lambda config, policy, options, *_: (
         [(o, 2.0 if o.jit else 1.0) for o in options], [(False, 0.2), (True, 0.1)]))
     predicted_with, predict = [], engine.predict
@@ -366,3 +377,66 @@ def test_evaluation_compiled_apart_from_training_scores_the_same(tmp_path, monke
     assert predicted_with and all(predicted_with)
     assert split["dev"]["accuracy"] == plain["dev"]["accuracy"]
     assert split["dev"]["log_loss"] == pytest.approx(plain["dev"]["log_loss"], abs=1e-5)
+
+
+def test_results_evaluated_in_bfloat16_say_why_predict_may_differ(tmp_path, capsys):
+    from albert_tf.training.results import print_results
+
+    task = ProbabilityTask()
+    settings = _settings(tmp_path, train_steps=2, precision="bf16")
+    results = finetuning.run(task, settings, verbose=False)
+    assert results["precision"] == "mixed_bfloat16"
+    assert results["precision_note"].startswith("evaluated in mixed_bfloat16, the precision")
+    assert "predict, serve and exports compute in float32" in results["precision_note"]
+    with open(tmp_path / "run" / "eval_results.json") as f:
+        assert json.load(f)["precision_note"] == results["precision_note"]
+    print_results(results)
+    assert results["precision_note"] in capsys.readouterr().out
+    plain = finetuning.run(task, settings.replace(precision="fp32",
+                                                  output_dir=str(tmp_path / "fp32")),
+                           verbose=False)
+    assert "precision_note" not in plain
+
+
+
+def question_share(outputs, labels):
+    """A user's metric (`--metrics_fn=test_training_loop:question_share`)."""
+    return {"question_share": float(np.mean(outputs["logit"] > 0)),
+            "rows_seen": len(labels["label"])}
+
+
+def test_eval_loss_user_metrics_and_sample_limits_reach_history_and_results(tmp_path):
+    task = ProbabilityTask()
+    settings = _settings(tmp_path, train_steps=4, eval_every=2, keep_best=True,
+                         best_metric="question_share", max_train_samples=5,
+                         max_eval_samples=3, metrics_fn="test_training_loop:question_share")
+    results = finetuning.run(task, settings, verbose=False)
+    dev = results["dev"]
+    # The evaluation loss is the model's own training loss on the dev split: here the
+    # binary cross-entropy the toy task's log_loss computes apart.
+    assert dev["loss"] == pytest.approx(dev["log_loss"], rel=1e-4)
+    assert dev["rows_seen"] == 3 and dev["examples"] == 3  # --max_eval_samples
+    assert results["train"]["train_set_examples"] == 5  # --max_train_samples
+    history = eval_history.read_history(os.path.join(settings.output_dir,
+                                                     "eval_history.jsonl"))
+    assert [sorted({"loss", "question_share", "rows_seen"} & set(e)) for e in history] == \
+        [["loss", "question_share", "rows_seen"]] * 2
+    assert results["best"]["metric"] == "question_share"
+    with open(os.path.join(settings.output_dir, "eval_results.json")) as f:
+        assert json.load(f)["dev"]["loss"] == dev["loss"]
+
+
+def test_a_metrics_fn_that_cannot_be_loaded_or_returns_no_numbers_is_named(tmp_path):
+    from albert_tf.training import eval_extras
+
+    with pytest.raises(ValueError, match=r"^--metrics_fn=nowhere_module:f: No module named"):
+        eval_extras.load_metrics_fn("nowhere_module:f")
+    with pytest.raises(ValueError, match="expected module:function"):
+        eval_extras.load_metrics_fn("just_a_name")
+    with pytest.raises(ValueError, match=r"'share': 'high' is not a number"):
+        eval_extras.user_metrics(lambda o, y: {"share": "high"}, "m:f", {}, {}, {})
+    with pytest.raises(ValueError, match="accuracy already reported by the task"):
+        eval_extras.user_metrics(lambda o, y: {"accuracy": 1.0}, "m:f", {}, {}, {"accuracy": 0})
+    assert eval_extras.metrics_fn_name(question_share) == "test_training_loop:question_share"
+    with pytest.raises(ValueError, match="not a function its module can name"):
+        eval_extras.metrics_fn_name(lambda o, y: {})

@@ -18,6 +18,7 @@ started again reuses it, and a cut-short one is made again.
 
 import hashlib
 import json
+import math
 import os
 
 from albert_tf.io_utils import atomic_file, read_text
@@ -122,8 +123,30 @@ def build_data(settings, tokenizer, train_tasks=DATA_TASKS, log=lambda line: Non
             f"{summary.documents:,} documents in {summary.seconds:.0f} s")
     for task, split in wanted:
         with open(os.path.join(folder, task, f"{split}-{_DONE}"), encoding="utf-8") as f:
-            if not json.load(f)["instances"]:
-                raise ValueError(f"the {split} part of --corpus gives no {task} pairs (raise "
-                                 f"--heldout_fraction={settings.heldout_fraction} or give "
-                                 "more text)")
+            made = json.load(f)
+        if not made["instances"]:
+            raise ValueError(f"the {split} part of --corpus gives no {task} pairs (raise "
+                             f"--heldout_fraction={settings.heldout_fraction} or give "
+                             "more text)")
+        if split == "heldout":
+            warning = few_heldout(task, made["instances"], made["documents"],
+                                  settings.heldout_fraction)
+            if warning:
+                log(warning)
     return folder
+
+
+# Under this many held-out pairs a sentence-task accuracy is too coarse to rank
+# variants by: one standard error of an accuracy near 0.5 is 0.5 / sqrt(n)
+# (200: 0.035).
+MIN_HELDOUT_INSTANCES = 200
+
+
+def few_heldout(task, instances, documents, fraction):
+    """The warning for a held-out set too small to score on, or None."""
+    if instances >= MIN_HELDOUT_INSTANCES:
+        return None
+    return (f"warning: {task} is scored on {instances} held-out instance(s) from {documents} "
+            f"document(s): its accuracy is uncertain by about +-{0.5 / math.sqrt(instances):.2f}"
+            f" (one standard error); raise --heldout_fraction={fraction:g} or give more text "
+            f"for {MIN_HELDOUT_INSTANCES} or more")

@@ -27,7 +27,7 @@ class AblationSettings(Settings):
     corpus: str = setting(help="Text files (comma-separated globs) to pretrain on; a share "
                           "of each (--heldout_fraction) is held out for evaluation.")
     vocab_file: str = setting(help="The vocabulary (e.g. a SentencePiece .model).",
-                              aliases=("spm_model",))
+                              aliases=("spm_model",), roles=("reads",))
     input_format: str = setting("prose", "lines or prose (see create_pretraining_data).",
                                 choices=INPUT_FORMATS)
     model: str = setting("albert_base", "The base model (a preset or a config file) that "

@@ -27,6 +27,8 @@ from albert_tf.io_utils import atomic_directory
 from albert_tf.models.pretraining import AlbertPretrainingModel
 from albert_tf.tokenizer.base import save_vocabulary
 
+log = logging.getLogger(__name__)
+
 __all__ = ["Checkpoint", "CheckpointError", "detect_format", "export_hf", "init_from_group0",
            "load_pretrained", "load_task_weights", "load_weights", "read_checkpoint",
            "save_pretrained"]
@@ -101,7 +103,7 @@ def load_weights(model, fmt, config, tensors, source, heads):
     entries, skip = _entries_and_skip(fmt, config, tensors, heads)
     skipped = assign(model, tensors, entries, source, skip)
     if skipped:
-        logging.info("%s: not loaded (training state or other heads): %s", source,
+        log.info("%s: not loaded (training state or other heads): %s", source,
                      ", ".join(skipped[:8]) + (" ..." if len(skipped) > 8 else ""))
 
 

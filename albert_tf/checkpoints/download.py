@@ -26,51 +26,17 @@ import zipfile
 from albert_tf import extras
 from albert_tf.checkpoints.weights import CheckpointError
 from albert_tf.io_utils import atomic_directory
+from albert_tf.published import PUBLISHED, SOURCES, cache_dir, is_published_name  # noqa: F401
 from albert_tf.tokenizer.base import vocabulary_file_names
 
 GOOGLE_URL = "https://storage.googleapis.com/albert_models/{name}.tar.gz"
 BRIGHTMART_URL = "https://storage.googleapis.com/albert_zh/{name}.zip"
-# Bare names: `source:name` of each released model.
-PUBLISHED = {
-    **{f"albert_{size}_{version}": f"hf:albert/albert-{size}-{version}"
-       for size in ("base", "large", "xlarge", "xxlarge") for version in ("v1", "v2")},
-    # Google's Chinese releases (model.ckpt-best, vocab_chinese.txt).
-    **{f"albert_{size}_zh": f"google:albert_{size}_zh"
-       for size in ("base", "large", "xlarge", "xxlarge")},
-    # brightmart/albert_zh's own zips (its albert_large_zh is reached as
-    # brightmart:albert_large_zh: the bare name is Google's).
-    "albert_tiny_zh": "brightmart:albert_tiny",
-    "albert_tiny_google_zh": "brightmart:albert_tiny_zh_google",
-    "albert_small_google_zh": "brightmart:albert_small_zh_google",
-    # Hugging Face conversions of brightmart/albert_zh (pytorch_model.bin, vocab.txt);
-    # clue/albert_chinese_{tiny,small} hold the same models under hf:clue/...
-    **{f"albert_chinese_{size}": f"hf:voidful/albert_chinese_{size}"
-       for size in ("tiny", "small", "base", "large", "xlarge", "xxlarge")},
-    # Pretrained by UER on CLUECorpusSmall, and by CKIP Lab (traditional Chinese).
-    **{f"albert_{size}_chinese_cluecorpussmall":
-       f"hf:uer/albert-{size}-chinese-cluecorpussmall" for size in ("base", "large")},
-    **{f"ckiplab_albert_{size}_chinese": f"hf:ckiplab/albert-{size}-chinese"
-       for size in ("tiny", "base")},
-}
 # The weights and config; the vocabulary files come from `albert_tf.tokenizer`.
 HF_PATTERNS = ["config.json", "model.safetensors", "model.safetensors.index.json",
                "model-*.safetensors", "tokenizer_config.json"]
 # Fetched only when a repository has no safetensors.
 HF_TORCH_PATTERNS = ["pytorch_model.bin", "pytorch_model.bin.index.json",
                      "pytorch_model-*.bin"]
-
-
-def cache_dir():
-    return os.environ.get("ALBERT_TF_CACHE", os.path.join(os.path.expanduser("~"), ".cache",
-                                                          "albert_tf"))
-
-
-SOURCES = ("hf", "google", "keras_hub", "brightmart")
-
-
-def is_published_name(path):
-    """Whether `path` names a published checkpoint (a bare name or `source:name`)."""
-    return path in PUBLISHED or path.partition(":")[0] in SOURCES
 
 
 def resolve(path):

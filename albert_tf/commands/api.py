@@ -70,9 +70,13 @@ def _dataframes_written(values):
 def finetune(**flags):
     """`albert-tf finetune`: fine-tunes (or resumes) a run; returns its results
     (`eval_results.json`: each evaluated split's metrics, `train`, ...), or with
-    `seeds`/`kfold` the summary over the runs."""
+    `seeds`/`kfold` the summary over the runs. `metrics_fn` may be a function
+    (`albert_tf.training.eval_extras`: `fn(outputs, labels) -> {name: number}`)."""
     from albert_tf.commands import finetune as program
+    from albert_tf.training.eval_extras import metrics_fn_name
 
+    if flags.get("metrics_fn") is not None:
+        flags = {**flags, "metrics_fn": metrics_fn_name(flags["metrics_fn"])}
     return program.PROGRAM.call(_dataframes_written(flags))
 
 

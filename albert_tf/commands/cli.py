@@ -16,7 +16,8 @@ import sys
 
 from absl import flags, logging
 
-from albert_tf.errors import RunStopped
+from albert_tf.errors import RunStopped, StopAsked
+from albert_tf.io_utils import release_folders
 from albert_tf.extras import MissingExtra
 from albert_tf.settings import is_list, value_type
 from albert_tf.settings import without_aliases  # noqa: F401 (with the flags' helpers)
@@ -123,14 +124,23 @@ def user_errors(*error_types):
     """Turns OSError, ValueError, `albert_tf.errors.RunStopped`, a missing extra
     (`albert_tf.extras.MissingExtra`) and `error_types` raised inside into
     `error: <message>` on stderr and exit status 1; Ctrl-C outside training
-    (which saves its step itself) into one line too."""
+    (which saves its step itself) into one line too; a stop the user asked for
+    (`StopAsked`: Ctrl-C or SIGTERM while training) into its line, exit status 0.
+    The folders the process holds are let go first, so that the same command
+    can run again at once."""
     try:
         yield
+    except StopAsked as e:
+        release_folders()
+        print(f"stopped as asked: {e}", file=sys.stderr, flush=True)
+        sys.exit(0)
     except (OSError, ValueError, RunStopped, MissingExtra, *error_types) as e:
         logging.debug("failed", exc_info=True)
+        release_folders()
         sys.exit(f"error: {e}")
     except KeyboardInterrupt:
         logging.debug("interrupted", exc_info=True)
+        release_folders()
         print("error: interrupted; every file is written whole or not at all, so the same "
               "command continues from what was finished", file=sys.stderr)
         sys.exit(130)

@@ -41,14 +41,17 @@ class InspectSettings(Settings):
                        "as in training.", choices=("auto", "on", "off"))
     hidden_states: bool = setting(False, help="Measure each layer's effect on the hidden "
                                   "states of --init_checkpoint on the texts of --input.")
-    init_checkpoint: str | None = setting(None, help="The checkpoint (--hidden_states).")
-    input: str | None = setting(None, help="Texts, one per line (--hidden_states).")
+    init_checkpoint: str | None = setting(None, help="The checkpoint (--hidden_states).",
+                                          roles=("reads",))
+    input: str | None = setting(None, help="Texts, one per line (--hidden_states).",
+                                roles=("reads",))
     output: str | None = setting(None, help="Folder for hidden_states.json and .png "
                                  "(--hidden_states).")
     compare: str | None = setting(None, help="A second checkpoint for the same texts and "
-                                  "plot (--hidden_states).")
+                                  "plot (--hidden_states).", roles=("reads",))
     vocab_file: str | None = setting(None, help="The vocabulary (--hidden_states); default: "
-                                     "each checkpoint's own.", aliases=("spm_model",))
+                                     "each checkpoint's own.", aliases=("spm_model",),
+                                     roles=("reads",))
 
     def checks(self):
         return [(not self.hidden_states or bool(self.init_checkpoint and self.input),

@@ -28,7 +28,7 @@ class PredictSettings(Settings):
 
     model: str = setting(
         help="Export folder (version or root) or fine-tuned model/ folder (or its run's "
-        "output folder).")
+        "output folder).", roles=("reads",))
     row: str | None = setting(
         None, "One input row, a JSON object naming the model's inputs (the `inputs` of its "
         "export's albert_tf_export.json, or the columns it was trained on), e.g. "
@@ -41,7 +41,7 @@ class PredictSettings(Settings):
     context: str | None = setting(None, "The row's context: the paragraph to answer from.")
     input: str | None = setting(
         None, "A .csv or .tsv file with a header row, or a JSON lines file; default: JSON "
-        "lines on stdin (when no row is given).")
+        "lines on stdin (when no row is given).", roles=("reads",))
     format: str = setting("auto", "--input's format; auto: by extension (.csv, .tsv; "
                           "anything else JSON lines), as training reads its files.",
                           choices=ROW_FORMATS)
@@ -325,11 +325,14 @@ def _readable(outputs, i, row, raw):
 
 def answers(predictor, rows, batch_size, raw=False):
     """The answer (a dict of JSON values) to each `(where, row)`, `batch_size` rows
-    per call of `predictor`; a row's `id` is copied."""
+    per call of `predictor`: `row`, the input's position (from 0: a list's index,
+    a file's data rows), then its `id` copied where it has one, then the outputs."""
+    position = 0
     for batch in chunks(rows, batch_size):
         columns = {n: [row[n] for _, row in batch] for n in predictor.input_names}
         outputs = predictor(columns)
         for i, (_, row) in enumerate(batch):
-            result = {"id": row["id"]} if "id" in row else {}
+            result = {"row": position, **({"id": row["id"]} if "id" in row else {})}
             result.update(_readable(outputs, i, row, raw))
+            position += 1
             yield result

@@ -31,6 +31,7 @@ import sys
 
 from absl import flags, logging
 
+from albert_tf import input_paths, log, startup
 from albert_tf.commands import cli
 from albert_tf.io_utils import read_json
 from albert_tf.settings import merged, missing_message, without_aliases
@@ -157,6 +158,12 @@ class Program:
         return {alias: name for group in self.groups for settings_class in group.classes()
                 for alias, name in settings_class.aliases().items()}
 
+    def read_paths(self):
+        """The flags that name a file or folder the command reads (role "reads")."""
+        return tuple(dict.fromkeys(name for group in self.groups
+                                   for settings_class in group.classes()
+                                   for name in settings_class.fields_with("reads")))
+
     def flag_names(self):
         """Every flag of the command: the keyword arguments `call` takes."""
         names = [name for group in self.groups for settings_class in group.classes()
@@ -205,6 +212,9 @@ class Program:
     def main(self, argv, flag_values):
         """The command on the flags parsed into `flag_values` (`argv`: what absl
         left, the program's name first); a user's mistake is one line, exit status 1."""
+        startup.filter_process_noise()  # native notes (oneDNN's, CUDA's) at any time
+        verbose = "verbosity" in flag_values and flag_values["verbosity"].present
+        log.setup(std_logging.INFO if verbose else std_logging.WARNING)
         if self.quiet:
             cli.quiet_tensorflow(flag_values)
         with cli.user_errors():
@@ -219,6 +229,7 @@ class Program:
         TensorFlow's INFO lines are hidden (on absl's logger itself: a Python caller
         has no `--verbosity`, and absl's flags are the command line's)."""
         logging.get_absl_logger().setLevel(std_logging.WARNING)
+        log.setup()
         return self._call(values, **extra)
 
     def settings(self, values):
@@ -233,7 +244,17 @@ class Program:
                 for group in self._top()]
 
     def _call(self, values, **extra):
-        return self.run(*self.settings(values), **extra)
+        arguments = self.settings(values)
+        self.check_paths(values)
+        return self.run(*arguments, **extra)
+
+    def check_paths(self, values):
+        """Raises FileNotFoundError naming the flag and the path of the first file
+        or folder the command reads (`read_paths`) that does not exist."""
+        values = without_aliases(values, self._aliases())
+        source = values.pop(CONFIG, None)
+        paths = {**(self._read_config(source) if source else {}), **values}
+        input_paths.check({**paths, **(paths.get("task_options") or {})}, self.read_paths())
 
     # === From values to settings ===
 

@@ -16,7 +16,7 @@ class DistillSettings(FinetuneSettings):
     """
 
     teacher: str = setting(help="The fine-tuned teacher: a model folder (or the fine-tuning "
-                           "run's output folder holding it).")
+                           "run's output folder holding it).", roles=("reads",))
     student: str = setting(help="The student: a model preset (e.g. albert_tiny) or config "
                            "file (random initialisation, or --init_from_teacher), or a "
                            "pretrained checkpoint.")

@@ -111,9 +111,10 @@ class DataOptions(Settings):
 class DataFiles(Settings):
     """What `create_pretraining_data` reads and writes (the sampling: `DataOptions`)."""
 
-    input: tuple[str, ...] = setting(help="Comma-separated text files or globs (UTF-8).")
+    input: tuple[str, ...] = setting(help="Comma-separated text files or globs (UTF-8).",
+                                     roles=("reads",))
     vocab_file: str = setting(help="The vocabulary (e.g. ALBERT's 30k-clean.model), or a "
                               "local checkpoint folder that ships one.",
-                              aliases=("spm_model",))
+                              aliases=("spm_model",), roles=("reads",))
     output: str = setting(help="Output prefix: writes PREFIX-0000i-of-0000N.tfrecord.")
     progress: bool = setting(True, help="Report progress on stderr.")

@@ -14,17 +14,19 @@ class PretrainSettings(TrainingSettings):
     for batch 4096, 125k steps, 3,125 warmup steps, 20 predictions per sequence)."""
 
     input_files: str = setting(
-        help="TFRecord files (comma-separated globs) from create_pretraining_data.")
+        help="TFRecord files (comma-separated globs) from create_pretraining_data.",
+        roles=("reads",))
     init_from_group0: bool = setting(
         False, "Initialise every layer group from group 0 of --init_checkpoint.")
     max_predictions_per_seq: int = setting(20, "Masked positions per sequence in the records.",
                                            rule=POSITIVE)
-    eval_files: str | None = setting(None, "TFRecords for MLM/SOP accuracy after training.")
+    eval_files: str | None = setting(None, "TFRecords for MLM/SOP accuracy after training.",
+                                     roles=("reads",))
     eval_batches: int = setting(50, "Batches of --eval_files evaluated.", rule=POSITIVE)
 
     vocab_file: str | None = setting(
         None, "The vocabulary (a SentencePiece .model): sets the model's vocabulary size and "
-        "is shipped with the result.", aliases=("spm_model",))
+        "is shipped with the result.", aliases=("spm_model",), roles=("reads",))
     batch_size: int = redefault(TrainingSettings, "batch_size", 4096)
     train_steps: int = redefault(TrainingSettings, "train_steps", 125_000)
     warmup_steps: int = redefault(TrainingSettings, "warmup_steps", 3_125)

@@ -50,49 +50,68 @@ def parse(body, signatures):
     unknown = sorted(set(body) - {"signature_name", forms[0]})
     if unknown:
         raise BadRequest(f"unknown key(s) {', '.join(map(repr, unknown))} in the body")
-    columns = (_row_columns if forms[0] == ROW else _named_columns)(body[forms[0]],
-                                                                    signature.inputs)
+    columns = (_row_columns if forms[0] == ROW else _named_columns)(
+        body[forms[0]], signature.inputs, getattr(signature, "columns", {}))
     arrays = {n: _array(n, columns[n], *signature.inputs[n]) for n in signature.inputs}
     return Request(name, forms[0], arrays, _batch_size(arrays))
 
 
-def _takes(inputs):
-    return f"the signature takes {', '.join(sorted(inputs))}"
+def _takes(inputs, columns=None):
+    trained = [f"{n} as {c!r}" for n, c in sorted((columns or {}).items()) if n in inputs]
+    return (f"the signature takes {', '.join(sorted(inputs))}"
+            + (f" (or the columns it was trained on: {', '.join(trained)})" if trained else ""))
 
 
-def _row_columns(instances, inputs):
+def _is_value(instance):
+    """Whether a JSON value is one input's value rather than an object of inputs:
+    anything but an object, or TF Serving's binary string `{"b64": ...}`."""
+    return not isinstance(instance, dict) or set(instance) == {"b64"}
+
+
+def _renamed(given, columns):
+    """`given` with a trained column's name (`columns`: input -> column) replaced
+    by its input's, where the input itself is not given."""
+    inputs_of = {c: n for n, c in columns.items() if n not in given}
+    return {inputs_of.get(k, k): v for k, v in given.items()}
+
+
+def _row_columns(instances, inputs, columns=None):
     if not isinstance(instances, list):
         raise BadRequest(f"\"instances\" must be a list, got {type(instances).__name__}")
     if not instances:
         raise BadRequest("\"instances\" is empty")
     (only,) = inputs if len(inputs) == 1 else (None,)
-    columns = {n: [] for n in inputs}
+    found = {n: [] for n in inputs}
     for i, instance in enumerate(instances):
-        if only is not None and not (isinstance(instance, dict) and only in instance):
+        if only is not None and _is_value(instance):
             instance = {only: instance}
         if not isinstance(instance, dict):
-            raise BadRequest(f"instances[{i}] must be an object of the inputs; {_takes(inputs)}")
-        _check_names(instance, inputs, f"instances[{i}]")
+            raise BadRequest(f"instances[{i}] must be an object of the inputs; "
+                             f"{_takes(inputs, columns)}")
+        instance = _renamed(instance, columns or {})
+        _check_names(instance, inputs, f"instances[{i}]", columns)
         for n in inputs:
-            columns[n].append(instance[n])
-    return columns
+            found[n].append(instance[n])
+    return found
 
 
-def _named_columns(values, inputs):
-    if not isinstance(values, dict) or (len(inputs) == 1 and next(iter(inputs)) not in values):
-        if len(inputs) != 1:
-            raise BadRequest(f"\"inputs\" must be an object of the inputs; {_takes(inputs)}")
+def _named_columns(values, inputs, columns=None):
+    if len(inputs) == 1 and (not isinstance(values, dict) or _is_value(values)):
         values = {next(iter(inputs)): values}
-    _check_names(values, inputs, "\"inputs\"")
+    if not isinstance(values, dict):
+        raise BadRequest(f"\"inputs\" must be an object of the inputs; "
+                         f"{_takes(inputs, columns)}")
+    values = _renamed(values, columns or {})
+    _check_names(values, inputs, "\"inputs\"", columns)
     return values
 
 
-def _check_names(given, inputs, where):
+def _check_names(given, inputs, where, columns=None):
     missing, unknown = sorted(set(inputs) - set(given)), sorted(set(given) - set(inputs))
     if missing or unknown:
-        what = [f"missing {', '.join(map(repr, missing))}"] if missing else []
-        what += [f"unknown {', '.join(map(repr, unknown))}"] if unknown else []
-        raise BadRequest(f"{where}: {'; '.join(what)}; {_takes(inputs)}")
+        what = [f"unknown {', '.join(map(repr, unknown))}"] if unknown else []
+        what += [f"missing {', '.join(map(repr, missing))}"] if missing else []
+        raise BadRequest(f"{where}: {'; '.join(what)}; {_takes(inputs, columns)}")
 
 
 def _array(name, value, dtype, shape):

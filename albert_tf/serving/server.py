@@ -179,6 +179,9 @@ def _add_tf_serving_routes(app, repository, dataplane, api_token):
     from albert_tf.serving.control import check_bearer
 
     def served(name, version=None):
+        action = (version if version is not None else name).rpartition(":")[2]
+        if ":" in (version or name) and action in ("predict", "explain"):
+            raise MethodNotAllowed(f":{action} takes POST")
         model = repository.get_model(name)
         if model is None:
             raise ModelNotFound(name)
@@ -228,6 +231,10 @@ class VersionNotFound(LookupError):
     """A version or route that is not served (the server answers 404)."""
 
 
+class MethodNotAllowed(LookupError):
+    """A served route asked with another HTTP method (the server answers 405)."""
+
+
 def _add_error_answers(app):
     """Each refusal as `{"error": "<one line>"}` with its status (counted and logged
     once per interval by `limits.Limits`, not a line each)."""
@@ -249,6 +256,7 @@ def _add_error_answers(app):
                           (Unauthorized, HTTPStatus.UNAUTHORIZED),
                           (VersionNotFound, HTTPStatus.NOT_FOUND),
                           (TooManyRows, HTTPStatus.REQUEST_ENTITY_TOO_LARGE),
+                          (MethodNotAllowed, HTTPStatus.METHOD_NOT_ALLOWED),
                           (QueueFull, HTTPStatus.SERVICE_UNAVAILABLE),
                           (ShuttingDown, HTTPStatus.SERVICE_UNAVAILABLE),
                           (DeadlineExceeded, HTTPStatus.GATEWAY_TIMEOUT)):

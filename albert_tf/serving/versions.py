@@ -16,6 +16,10 @@ log = logging.getLogger("albert_tf.serve")
 SAVED_MODEL = "saved_model.pb"
 # SavedModel's own entry in the signature map, not a signature a client calls.
 INIT_OP = "__saved_model_init_op"
+DEFAULT = "serving_default"
+# The export's description (`albert_tf.export.INFO_FILE`; the server reads it
+# without depending on the export package).
+INFO_FILE = os.path.join("assets.extra", "albert_tf_export.json")
 
 
 _SKIPPED = set()  # names already logged as not versions
@@ -88,6 +92,9 @@ class Signature:
                     for name, info in tensors.items()}
 
         self.function = function
+        # input name -> the data column it was trained from (`albert_tf_export.json`'s
+        # "columns"), which a request may name instead.
+        self.columns = {}
         self.inputs, self.outputs = specs(definition.inputs), specs(definition.outputs)
         self.batchable = all(shape and shape[0] is None and None not in shape[1:]
                              for _, shape in (*self.inputs.values(), *self.outputs.values()))
@@ -132,6 +139,8 @@ class LoadedVersion:
                            for name, definition in definitions.items()}
         for signature in self.signatures.values():
             signature.warm_up()
+        if DEFAULT in self.signatures:
+            self.signatures[DEFAULT].columns = _columns(folder)
         # TF Serving's SignatureDefMap, written as its REST API writes protos.
         self.metadata = {
             "model_spec": {"name": name, "signature_name": "", "version": str(version)},
@@ -140,3 +149,16 @@ class LoadedVersion:
                                                always_print_fields_with_no_presence=True)
                 for key, definition in definitions.items()}}},
         }
+
+
+def _columns(folder):
+    """The export's `columns` (input -> the data column it was trained from); {}
+    for a SavedModel without a description."""
+    import json
+
+    try:
+        with open(os.path.join(folder, INFO_FILE), encoding="utf-8") as f:
+            columns = json.load(f).get("columns") or {}
+    except (OSError, ValueError, AttributeError):
+        return {}
+    return {k: v for k, v in columns.items() if isinstance(k, str) and isinstance(v, str)}

@@ -22,7 +22,8 @@ class TrainSettings(Settings):
                         f"{', '.join(trainable_types())}: ALBERT's SentencePiece model, or a "
                         "BERT WordPiece vocab.txt (as Chinese ALBERT's).")
     input: tuple[str, ...] = setting(help="Comma-separated UTF-8 text files or quoted globs "
-                                     "('corpus/*.txt'), one sentence or paragraph a line.")
+                                     "('corpus/*.txt'), one sentence or paragraph a line.",
+                                     roles=("reads",))
     vocab_size: int = setting(help="Pieces in the model, special symbols included.")
     output: str = setting(help="sentencepiece: an output path prefix (writes PREFIX.model "
                           "and PREFIX.vocab); wordpiece: an output folder (writes vocab.txt "

@@ -14,15 +14,17 @@ import keras
 import tensorflow as tf
 
 from albert_tf.startup import native_noise_filtered
-from albert_tf.errors import RunStopped
+from albert_tf.errors import RunStopped, StopAsked
 from albert_tf.progress import Heartbeat, notebook_bar
+
+log = logging.getLogger(__name__)
 
 
 class TrainingDiverged(RunStopped):
     """The loss became NaN/inf or exploded; the last good checkpoint is kept."""
 
 
-class TrainingInterrupted(RunStopped):
+class TrainingInterrupted(StopAsked):
     """Ctrl-C or SIGTERM stopped training; a checkpoint of the current step was saved."""
 
 
@@ -38,7 +40,7 @@ def remove_partial_checkpoints(directory):
     for name in os.listdir(directory):
         path = os.path.join(directory, name)
         if name.endswith("_temp") and os.path.isdir(path):
-            logging.info("removing %s, an incomplete checkpoint write", path)
+            log.info("removing %s, an incomplete checkpoint write", path)
             shutil.rmtree(path, ignore_errors=True)
 
 
@@ -321,21 +323,31 @@ class LossRiseWarning(keras.callbacks.Callback):
     """Warns (once per rise) when the training loss rises for a sustained stretch.
 
     The loss is averaged over windows of `window` steps; when `stretch`
-    windows in a row average more than `factor` x the lowest window so far
-    and at least `min_rise` above it (near zero, batches of a well-fitted set
-    differ by more than a factor), the run is probably not learning (a
-    learning rate too high for the weights, e.g. a fine-tuning recipe on
-    random weights or the reverse): said while training, not found
-    afterwards. A new lowest window re-arms it.
+    windows in a row average more than `factor` x the lowest window so far,
+    at least `min_rise` above it (near zero, batches of a well-fitted set
+    differ by more than a factor) and more than `noise` standard errors of
+    the difference of two window means (small batches' losses scatter: a
+    healthy run's windows differ by chance, and the lowest of many is low by
+    chance), the run is probably not learning (a learning rate too high for
+    the weights, e.g. a fine-tuning recipe on random weights or the reverse):
+    said while training, not found afterwards, through the project's logger.
+    A new lowest window re-arms it.
     """
 
-    def __init__(self, window=20, stretch=3, factor=1.2, min_rise=0.1, warn=None):
+    def __init__(self, window=20, stretch=3, factor=1.2, min_rise=0.1, noise=4.0, warn=None):
         super().__init__()
         self.window, self.stretch, self.factor = window, stretch, factor
-        self.min_rise = min_rise
-        self.warn = warn or (lambda message: logging.warning("%s", message))
+        self.min_rise, self.noise = min_rise, noise
+        self.warn = warn or (lambda message: log.warning("%s", message))
         self._losses, self._best, self._above, self._warned = [], None, 0, False
         self._step = 0
+
+    def _window(self):
+        """`(mean, variance of the mean)` of the window's losses."""
+        n = len(self._losses)
+        mean = sum(self._losses) / n
+        variance = sum((x - mean) ** 2 for x in self._losses) / max(n - 1, 1)
+        return mean, variance / n
 
     def observe(self, loss):
         """Takes one step's loss; returns the warning when one is due, else None."""
@@ -343,11 +355,13 @@ class LossRiseWarning(keras.callbacks.Callback):
         self._losses.append(loss)
         if len(self._losses) < self.window:
             return None
-        mean, self._losses = sum(self._losses) / len(self._losses), []
+        (mean, spread), self._losses = self._window(), []
         if self._best is None or mean < self._best[0]:
-            self._best, self._above, self._warned = (mean, self._step), 0, False
+            self._best, self._above, self._warned = (mean, self._step, spread), 0, False
             return None
-        rose = mean > self._best[0] * self.factor and mean - self._best[0] >= self.min_rise
+        rise = mean - self._best[0]
+        rose = mean > self._best[0] * self.factor and rise >= self.min_rise and \
+            rise > self.noise * math.sqrt(spread + self._best[2])
         self._above = self._above + 1 if rose else 0
         if self._above < self.stretch or self._warned:
             return None

@@ -24,6 +24,8 @@ from albert_tf.training.callbacks import (CheckpointSaver, DivergenceGuard, Loss
                                           update_step)
 from albert_tf.training.run_folder import CHECKPOINT_DIR, TENSORBOARD_DIR
 
+log = logging.getLogger(__name__)
+
 
 def checkpoint_manager(model, strategy, directory, max_to_keep=3, only_trained=False):
     """A `tf.train.CheckpointManager` of the model and its optimizer.
@@ -122,7 +124,7 @@ def restore_latest(manager, directory):
             manager.checkpoint.restore(path).assert_existing_objects_matched()
         except Exception as e:  # a damaged file fails in many ways (OpError, IndexError, ...)
             reason = str(e).strip().splitlines()[0][:160] if str(e).strip() else type(e).__name__
-            logging.warning("%s: damaged or incomplete checkpoint (%s); trying the one before",
+            log.warning("%s: damaged or incomplete checkpoint (%s); trying the one before",
                             path, reason)
             damaged.append(path)
             continue

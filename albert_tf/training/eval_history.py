@@ -212,7 +212,7 @@ class Evaluator(keras.callbacks.Callback):
             self._record(step)
         if step in self.steps and self.watch is not None:
             self.watch(step)  # (a run killed after its line and before its judgement)
-        self.stopped = self.selection.stop_reason(self.history)
+        self.stopped = self._early_stop()
         self._show()
         return self.stopped
 
@@ -226,9 +226,17 @@ class Evaluator(keras.callbacks.Callback):
         self._show()
         if self.watch is not None:
             self.watch(step)
-        self.stopped = self.selection.stop_reason(self.history)
+        self.stopped = self._early_stop()
         if self.stopped is not None:
             self.model.stop_training = True
+
+    def _early_stop(self):
+        """The early stop of the history, or None; none at the planned last
+        evaluation: the run ends there anyway, nothing was stopped early."""
+        stopped = self.selection.stop_reason(self.history)
+        if stopped is not None and self.steps and stopped["step"] >= max(self.steps):
+            return None
+        return stopped
 
     def _record(self, step):
         results = self.evaluate()

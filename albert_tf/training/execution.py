@@ -14,11 +14,13 @@ evaluation and prediction are compiled apart from the training step, and
 what is faster for one need not be for the other (an AVX2-only CPU: XLA's
 forward pass 1.18x faster, the training step no faster; bfloat16 on an
 AVX512-BF16 CPU: XLA's forward pass 0.5x). The probe takes half a minute
-to a minute or so on a CPU, once per run: the run saves the training
-choice (its settings file) and a resumed run reads it back (and, its `xla`
-then given, evaluates as it trains); the repetitions of a run in one process
-(`--seeds`, `--kfold`) take the first one's measurements, and so do the
-processes that share a probes file (`PROBES_FILE_ENV`: a search's trials).
+to a few minutes on a CPU, once per host and software: its results are kept
+in `$ALBERT_TF_CACHE` (`albert_tf.training.probe_cache`, keyed by CPU model
+and flags, TensorFlow version, model shape and precision), so a second run on
+the machine, whatever its command, does not measure again. A run whose
+training is estimated shorter than the probe would take takes the defaults and
+says so. The run saves the training choice (its settings file) and a resumed
+run reads it back (and, its `xla` then given, evaluates as it trains).
 
 With `recompute` the layers stay in the loop, which is what makes
 recomputation save memory, and so does a model whose unrolled backward pass
@@ -29,14 +31,15 @@ compiled.
 """
 
 import dataclasses
-import json
 import logging
 import os
 import time
 
-from albert_tf.io_utils import atomic_file
+from albert_tf.training import probe_cache
 from albert_tf.training.devices import resolve_precision
 from albert_tf.training.settings import LAYER_EXECUTIONS
+
+log = logging.getLogger(__name__)
 
 # A candidate must be this much faster per step than the default to be chosen:
 # a shared machine's noise should not flip the choice.
@@ -53,9 +56,9 @@ PROBE_STEPS = 3
 # one process (`--seeds`, `--kfold`) takes the first one's measurements, so
 # every repetition runs the same way, and no time goes to measuring again.
 _MEASURED = {}
-# A JSON file that keeps them across processes, where this variable names one
-# (`albert_tf.search` names one in its output folder for its trials).
-PROBES_FILE_ENV = "ALBERT_TF_PROBES_FILE"
+# The JSON file that keeps them across processes is `probe_cache.probes_file()`:
+# the host's cache, or the file this variable names (a search's, for its trials).
+PROBES_FILE_ENV = probe_cache.PROBES_FILE_ENV
 # `auto` does not unroll a model whose unrolled backward pass would hold more
 # than this in extra copies of shared weights' gradients (xlarge: 4.6 GB,
 # xxlarge: 8.9 GB).
@@ -90,6 +93,7 @@ class Execution:
         when measured.
     reused: the measurements are an earlier run's (the same probe, in this
         process or the probes file), not taken again.
+    note: why nothing was measured where `auto` could have been ("" else).
     """
 
     policy: str
@@ -100,6 +104,7 @@ class Execution:
     inference_jit: bool = None
     inference_timings: tuple = ()
     reused: bool = False
+    note: str = ""
 
     def __post_init__(self):
         if self.inference_jit is None:
@@ -115,7 +120,7 @@ class Execution:
                 f"{self.layer_execution}")
         if self.inference_jit != self.jit:
             line += f", evaluation XLA {_on(self.inference_jit)}"
-        return f"{line} {self.measurements()}".rstrip()
+        return f"{line} {self.measurements() or self.note}".rstrip()
 
     def measurements(self):
         """"(measured in ... s, per probe step: ...; per probe forward pass: ...)",
@@ -180,8 +185,9 @@ def step_gflop(config, batch_size, seq_length):
 
 def _measurements(measure_fn, config, policy, options, batch_size, seq_length, device):
     """`(measure_fn's results, taken earlier)` for this probe: from this
-    process's earlier runs, else from the probes file (`PROBES_FILE_ENV`, for
-    `measure` itself), else measured now (and added to the file)."""
+    process's earlier runs, else from the probes file
+    (`albert_tf.training.probe_cache`, for `measure` itself), else measured
+    now (and added to the file)."""
     import tensorflow as tf
 
     # What the probe measures: the same for runs whose batches exceed its own.
@@ -190,22 +196,48 @@ def _measurements(measure_fn, config, policy, options, batch_size, seq_length, d
     probe = (cut, policy, tuple(options), batch, length, device)
     if (measure_fn, probe) in _MEASURED:
         return _MEASURED[measure_fn, probe], True
-    path = os.environ.get(PROBES_FILE_ENV) if measure_fn is measure else None
-    key = json.dumps([dataclasses.asdict(cut), policy, [o.name for o in options], batch, length,
-                      device], sort_keys=True)
-    result = _decoded(_read_probes(path).get(key)) if path else None
+    path = probe_cache.probes_file() if measure_fn is measure else None
+    key = probe_cache.probe_key(cut, policy, options, batch, length, device)
+    result = _decoded(probe_cache.read_probes(path).get(key)) if path else None
     reused = result is not None
     if not reused:
         with tf.device(device):
             result = measure_fn(config, policy, options, batch_size, seq_length)
         if path:
-            stored = _read_probes(path)  # (another process may have added one meanwhile)
-            stored[key] = {"timings": [[o.jit, o.unroll, s] for o, s in result[0]],
-                           "forward": [[jit, s] for jit, s in result[1]]}
-            with atomic_file(path, encoding="utf-8") as f:
-                json.dump(stored, f, indent=1)
+            probe_cache.store_probe(path, key, {
+                "timings": [[o.jit, o.unroll, s] for o, s in result[0]],
+                "forward": [[jit, s] for jit, s in result[1]]})
     _MEASURED[measure_fn, probe] = result
     return result, reused
+
+
+def _is_cached(config, policy, options, batch_size, seq_length, device):
+    """Whether this probe's measurements are at hand (this process or the file)."""
+    cut = probe_config(config)
+    batch, length = min(batch_size, PROBE_MAX_BATCH), min(seq_length, PROBE_MAX_LENGTH)
+    if any(probe == (cut, policy, tuple(options), batch, length, device)
+           for fn, probe in _MEASURED if fn is measure):
+        return True
+    key = probe_cache.probe_key(cut, policy, options, batch, length, device)
+    return _decoded(probe_cache.read_probes(probe_cache.probes_file()).get(key)) is not None
+
+
+def _shorter_than_probe(config, policy, options, batch_size, seq_length, device,
+                        train_steps):
+    """"(not measured: ...)" when the probe is not cached and the run's
+    training is estimated shorter than measuring would take; else ""."""
+    if _is_cached(config, policy, options, batch_size, seq_length, device):
+        return ""
+    calls = len(options) + len({o.jit for o in options})
+    probe_step = step_gflop(probe_config(config), min(batch_size, PROBE_MAX_BATCH),
+                            min(seq_length, PROBE_MAX_LENGTH))
+    train, probe = probe_cache.estimated_seconds(
+        train_steps * step_gflop(config, batch_size, seq_length), probe_step, calls,
+        PROBE_STEPS + 2, probe_cache.host_gflops(device))
+    if train >= probe:
+        return ""
+    return (f"(not measured: the training, about {train:.0f} s, is estimated shorter than "
+            f"the probe, about {probe:.0f} s; the defaults are taken)")
 
 
 def _decoded(entry):
@@ -216,17 +248,6 @@ def _decoded(entry):
                 [(bool(jit), float(s)) for jit, s in entry["forward"]])
     except (KeyError, TypeError, ValueError):
         return None
-
-
-def _read_probes(path):
-    """The probes file's entries; {} when it is missing or unreadable (then
-    measuring again is the remedy)."""
-    try:
-        with open(path, encoding="utf-8") as f:
-            stored = json.load(f)
-        return stored if isinstance(stored, dict) else {}
-    except (OSError, ValueError):
-        return {}
 
 
 def choose(timings, min_gain=MIN_GAIN):
@@ -299,7 +320,8 @@ def measure(config, policy, options, batch_size, seq_length, steps=PROBE_STEPS):
 
 
 def resolve_execution(precision, xla, layer_execution, strategy, config=None, recompute=False,
-                      batch_size=8, seq_length=128, measure_fn=None, timed=True):
+                      batch_size=8, seq_length=128, measure_fn=None, timed=True,
+                      train_steps=None):
     """The `Execution` of a run with these settings.
 
     precision, xla, layer_execution: the settings (each may be "auto").
@@ -311,6 +333,9 @@ def resolve_execution(precision, xla, layer_execution, strategy, config=None, re
     measure_fn: a function like `measure` (the default), e.g. a test's.
     timed: False: nothing is timed (`auto` takes the defaults, and float32 on
         a CPU), so that the choice is the same every time (`--deterministic`).
+    train_steps: the run's training steps (of `batch_size`), if known: a run
+        whose training is estimated shorter than the probe (not yet cached)
+        takes the defaults, and its `Execution.note` says so.
 
     Where nothing is measured, evaluation's XLA (`inference_jit`) is the
     training step's.
@@ -335,8 +360,14 @@ def resolve_execution(precision, xla, layer_execution, strategy, config=None, re
     if len(options) == 1 or config is None or small or on_tpu or multi_worker:
         chosen = options[0]
         return Execution(policy, chosen.jit, chosen.unroll)
-    start = time.perf_counter()
     device = "/gpu:0" if tf.config.list_logical_devices("GPU") else "/cpu:0"
+    if train_steps and measure_fn is None:
+        note = _shorter_than_probe(config, policy, options, batch_size, seq_length, device,
+                                   train_steps)
+        if note:
+            log.info("%s", note)
+            return Execution(policy, options[0].jit, options[0].unroll, note=note)
+    start = time.perf_counter()
     (timings, forward), reused = _measurements(measure_fn or measure, config, policy, options,
                                                batch_size, seq_length, device)
     seconds = time.perf_counter() - start
@@ -349,5 +380,5 @@ def resolve_execution(precision, xla, layer_execution, strategy, config=None, re
                           choose(forward) if both else chosen.jit,
                           tuple((f"XLA {_on(jit)}", s) for jit, s in forward) if both else (),
                           reused)
-    logging.info("chose %s", execution.describe())
+    log.info("chose %s", execution.describe())
     return execution

@@ -20,10 +20,10 @@ from albert_tf import lora
 from albert_tf.data import bucket_lengths, padded_length
 from albert_tf.data.features import cache_key, cached
 from albert_tf.progress import Heartbeat, Progress
-from albert_tf.training import best_model, collapse, engine, run_card, tracking
+from albert_tf.training import best_model, collapse, engine, eval_extras, run_card, tracking
 from albert_tf.training.callbacks import update_step
 from albert_tf.training import settings as settings_lib
-from albert_tf.training.results import write_results
+from albert_tf.training.results import precision_note, write_results
 from albert_tf.training.run_folder import (CHECKPOINT_DIR, CHECKPOINT_RESULTS_FILE, FEATURES_DIR,
                                            HISTORY_FILE, MODEL_DIR, RESULTS_FILE, SETTINGS_FILE,
                                            has_progress)
@@ -57,6 +57,8 @@ class Run:
 
     def __init__(self, task, settings, verbose=True):
         task = bind_task(task, settings)
+        if settings.metrics_fn:  # a mistyped module or function: before any work
+            eval_extras.load_metrics_fn(settings.metrics_fn)
         self.task, self.settings, self.verbose = task, settings, verbose
         self._examples, self._features, self._outputs = {}, {}, {}
         self._head_tuned = False  # (the task's head update applied to the model as it is)
@@ -148,9 +150,14 @@ class Run:
         return self.settings.output_dir
 
     def examples(self, split):
+        """A split's examples: the first --max_train_samples / --max_eval_samples
+        of the training and dev splits where they are given."""
         if split not in self._examples:
-            self._examples[split] = self.task.read(
-                self.settings.data_dir, split, self.task.task_options)
+            examples = self.task.read(self.settings.data_dir, split, self.task.task_options)
+            s = self.settings
+            limit = (s.max_train_samples if split == self.task.train_split else
+                     s.max_eval_samples if split in self.task.eval_splits else None)
+            self._examples[split] = examples if limit is None else list(examples)[:limit]
         return self._examples[split]
 
     def features_key(self, split):
@@ -212,11 +219,28 @@ class Run:
     def evaluate(self):
         """split -> the task's metrics of the model as it is now, for every dev split."""
         self.model_changed()
-        results = {split: self.task.evaluate(self.scoring(split))
-                   for split in self.task.eval_splits}
+        results = {split: self.scored(split) for split in self.task.eval_splits}
         self._collapse = (update_step(self.trainee), self.collapse(results))
         self._outputs.clear()  # those outputs are of this step only
         return results
+
+    def scored(self, split):
+        """The task's metrics of `split`, with the evaluation `loss` and the
+        user's metrics (`--metrics_fn`) beside them (`eval_extras`)."""
+        metrics = self.task.evaluate(self.scoring(split))
+        features = self.features(split) if len(self.examples(split)) else None
+        if features is None:
+            return metrics
+        labels = {k: features.arrays[k] for k in features.label_keys if k in features.arrays}
+        outputs = self.outputs(split)
+        loss = eval_extras.split_loss(self.model, labels, outputs)
+        if loss is not None and "loss" not in metrics:
+            metrics = {**metrics, "loss": loss}
+        if self.settings.metrics_fn:
+            fn = eval_extras.load_metrics_fn(self.settings.metrics_fn)
+            metrics = {**metrics, **eval_extras.user_metrics(
+                fn, self.settings.metrics_fn, outputs, labels, metrics)}
+        return metrics
 
     def collapse(self, results):
         """The task's `Collapse` of the model as it is now on the first dev split,
@@ -305,6 +329,8 @@ def _run(current):
     verbose = current.verbose
     results = {"task": task.name, "precision": setup.policy, "xla": setup.jit,
                "evaluation_xla": setup.inference_jit, "replicas": setup.replicas}
+    if precision_note(setup.policy):
+        results["precision_note"] = precision_note(setup.policy)
     if settings.do_eval:
         results.update(current.reference_results())
     stopped_at = None  # the step of a stopped run's checkpoint evaluated without training
@@ -318,7 +344,7 @@ def _run(current):
             stopped_at = results["checkpoint_step"] = step
     if settings.do_eval:
         for split in task.eval_splits:
-            results[split] = task.evaluate(current.scoring(split))
+            results[split] = current.scored(split)
         if settings.do_train:  # (judged at the end; raises `Collapsed` to restart)
             step = update_step(current.trainee)
             found = current.watch.judge(step, current.collapse(results), at_end=True)

@@ -16,6 +16,16 @@ def _metric_line(name, values):
     return f"{name}: {shown}"
 
 
+def precision_note(policy):
+    """Why a run's scores (computed in its training precision, `policy`) may differ
+    from `predict`'s on the same model (float32), or None when they do not."""
+    if policy == "float32":
+        return None
+    return (f"evaluated in {policy}, the precision the run trained in; predict, serve and "
+            "exports compute in float32 (export --precision to choose), so their scores "
+            "on the same data may differ in the last digits")
+
+
 def print_results(results):
     """The metrics of each evaluated split, one line each (the numbers; tables
     such as per-class scores and confusion matrices are in the results file),
@@ -28,10 +38,14 @@ def print_results(results):
                 print(_metric_line(f"{split} {inner}", metrics))
         else:
             print(_metric_line(split, values))
+            for metric, note in (values.get("metric_notes") or {}).items():
+                print(f"  {metric}: {note}")
     if "best" in results:
         best = results["best"]
         print(f"best: step {best['step']} (epoch {best['epoch']}), {best['metric']}="
               f"{best['value']:.4f}; its weights are the model's (--keep_best)")
+    if results.get("precision_note"):
+        print(results["precision_note"])
     if "train" in results:
         train = results["train"]
         if "early_stopped" in train:

@@ -16,6 +16,8 @@ from albert_tf.config import AlbertConfig, preset_names
 from albert_tf.tokenizer.loading import load_tokenizer
 from albert_tf.training.settings import DEFAULT_MODEL
 
+log = logging.getLogger(__name__)
+
 
 def run_tokenizer(settings):
     """The host tokenizer of a run: `--vocab_file`, else the checkpoint's own vocabulary."""
@@ -86,7 +88,7 @@ def build_model(task, settings, policy, config, checkpoint, head=None, warn_rand
         if warn_random:
             # `finetune` resolves a run without a checkpoint with the from-scratch
             # recipe (configs/finetune_recipes.json), not the fine-tuning one.
-            logging.warning(
+            log.warning(
                 "no --init_checkpoint: training %s from a random initialisation; fine-tuning "
                 "recipes are meant for pretrained weights, this run uses learning_rate=%g, "
                 "warmup_steps=%d, train_steps=%d, dropout=%g (finetune's from-scratch recipe "
@@ -94,7 +96,7 @@ def build_model(task, settings, policy, config, checkpoint, head=None, warn_rand
                 settings.learning_rate, settings.warmup_steps, settings.train_steps,
                 settings.dropout)
     elif checkpoints.load_task_weights(model, checkpoint):
-        logging.info("%s: loaded the fine-tuned %s head too", checkpoint.source,
+        log.info("%s: loaded the fine-tuned %s head too", checkpoint.source,
                      model.head_kind)
     if settings.lora_rank:  # after the pretrained weights: they are what LoRA freezes
         lora.enable_lora(backbone, settings.lora_rank, settings.lora_alpha)

@@ -157,6 +157,28 @@ def rescue_notes(records, label):
     return extra, notes
 
 
+def model_step(results):
+    """`{"step": the step whose model was scored, "best": its choice}`: with
+    --keep_best, the best evaluation's step (chosen on the split it is scored on)."""
+    if results.get("best"):
+        best = results["best"]
+        return {"step": best["step"], "best": f"{best['metric']}"}
+    step = (results.get("train") or {}).get("step")
+    return {} if step is None else {"step": step}
+
+
+def step_notes(records, label):
+    """`(extra, notes)`: the step whose model each repetition's metrics are of, and,
+    where it was the best of the evaluations, that the same split chose it."""
+    steps = {n.split("-", 1)[1]: r for n, r in records.items() if r and "step" in r}
+    notes = [f"{label} {run}: the model of step {r['step']}"
+             + (f", the best of its evaluations by {r['best']}, chosen on the split "
+                "these metrics are of (an optimistic estimate; score a held-out set for "
+                "an unbiased one)" if r.get("best") else " (the last)")
+             for run, r in steps.items()]
+    return {"steps": {run: r["step"] for run, r in steps.items()}}, notes
+
+
 def run_repeats(folder, names, run, splits, stem, label, log=say, extra=None):
     """Runs every repetition `name` (`run(name, folder)` returns the run's results)
     not done before, then writes the summary; returns `(summary, paths, records)`.
@@ -169,12 +191,14 @@ def run_repeats(folder, names, run, splits, stem, label, log=say, extra=None):
         predictions = {split: os.path.relpath(file, path) for split, file in
                        (results.get("predictions") or {}).items() if isinstance(file, str)}
         return {"metrics": metric_values(results, splits), "predictions": predictions,
-                **rescue(results)}
+                **rescue(results), **model_step(results)}
 
     title = "seeds" if stem == SEEDS_SUMMARY else "folds"
     records = VariantRunner(folder, title, log).run_all(list(names), repetition)
     summary = summarise({name.split("-", 1)[1]: r["metrics"] for name, r in records.items()})
     rescued, notes = rescue_notes(records, label)
+    steps, step_lines = step_notes(records, label)
+    rescued, notes = {**rescued, **steps}, [*step_lines, *notes]
     run_card.add_repeats(folder, list(names), summary, label)
     return summary, write_summary(folder, stem, label, summary, {**(extra or {}), **rescued},
                                   notes), records
@@ -217,7 +241,7 @@ def run_folds(folder, folds, run, splits, predict_split, log=say):
     predicts `fold.dev`); writes the summary and the out-of-fold predictions,
     `oof_predictions.jsonl`: every row of the training file once, in its order,
     as the run that did not train on it predicted it, with `fold` and `line`
-    added. Returns `(summary, paths)`."""
+    added (and `id` the line where the folds' ids would repeat). Returns `(summary, paths)`."""
     by_name = {fold_folder(f.index): f for f in folds}
     summary, paths, records = run_repeats(
         folder, by_name, lambda name, path: run(by_name[name].index, path), splits,
@@ -236,6 +260,11 @@ def run_folds(folder, folds, run, splits, predict_split, log=say):
                              f"held-out rows of fold {fold.index}")
         rows += [{"fold": fold.index, "line": line, **p} for line, p in zip(fold.lines, predicted)]
     rows.sort(key=lambda r: r["line"])
+    if len({r.get("id") for r in rows}) < len(rows):
+        # Ids made from each fold file's own line numbers repeat across folds: the
+        # training file's line is the row's id there (as a run on it would give).
+        for r in rows:
+            r["id"] = str(r["line"])
     oof = os.path.join(folder, OOF_PREDICTIONS)
     with atomic_file(oof, encoding="utf-8", newline="\n") as f:
         f.writelines(json.dumps(r, ensure_ascii=False) + "\n" for r in rows)

@@ -45,7 +45,7 @@ class TrainingSettings(Settings):
     output_dir: str = setting(help="Where checkpoints, TensorBoard, results and the model go.")
     init_checkpoint: str | None = setting(
         None, "A pretrained checkpoint in any format load_pretrained reads, or a published "
-        "name such as albert_base_v2.")
+        "name such as albert_base_v2.", roles=("reads",))
     model: str | None = setting(
         None, "Model preset or config file of a randomly initialised model (default: "
         f"{DEFAULT_MODEL}); not with --init_checkpoint, which fixes the model. A preset and a "
@@ -54,7 +54,7 @@ class TrainingSettings(Settings):
         None, "The vocabulary: a SentencePiece .model or a WordPiece vocab.txt; default: the "
         "one shipped with --init_checkpoint. A random --model needs one too (e.g. ALBERT's "
         "30k-clean.model, or one trained with `albert-tf tokenizer train`).",
-        aliases=("spm_model",))
+        aliases=("spm_model",), roles=("reads",))
     # Optimisation.
     learning_rate: float = setting(2e-5, "Peak learning rate.", rule=POSITIVE_REAL,
                                    roles=("recipe", "scratch"))
@@ -128,7 +128,8 @@ class FinetuneSettings(TrainingSettings):
     """A fine-tuning run; the recipe fields' defaults come from the task's recipe."""
 
     task: str = setting(help="Task name, e.g. rte, mnli, squad, squad_v2.")
-    data_dir: str | None = setting(None, "The task's data folder (e.g. glue/RTE).")
+    data_dir: str | None = setting(None, "The task's data folder (e.g. glue/RTE).",
+                                   roles=("reads",))
     dropout: float = setting(0.0, "ALBERT dropout while fine-tuning.", rule=PROBABILITY,
                              roles=("recipe", "scratch"))
     classifier_dropout: float = setting(0.1, "Dropout before the task head.", rule=PROBABILITY,
@@ -175,6 +176,17 @@ class FinetuneSettings(TrainingSettings):
     early_stopping_min_delta: float = setting(
         0.0, "The least change of --best_metric that counts as an improvement.",
         rule=NON_NEGATIVE)
+    metrics_fn: str | None = setting(
+        None, "Your own metrics: module:function, called with the model's outputs and the "
+        "labels of each evaluated split (dicts of arrays, a row per example) and returning "
+        "{name: number}, reported beside the task's (history, TensorBoard, results, "
+        "--best_metric, a search's --metric); the module is imported from the working folder "
+        "or the Python path.")
+    max_train_samples: int | None = setting(
+        None, "Train on the first N examples of the training file only (a quick experiment).",
+        rule=POSITIVE)
+    max_eval_samples: int | None = setting(
+        None, "Evaluate on the first N examples of each dev split only.", rule=POSITIVE)
 
     def __post_init__(self):
         # A flag gives "200" as text: the number of updates it means.

@@ -132,7 +132,8 @@ def start_run(settings, settings_file, config=None, varied=None):
         settings.precision, settings.xla, settings.layer_execution, strategy, config=config,
         recompute=settings.recompute,
         batch_size=max(1, micro_batch // strategy.num_replicas_in_sync),
-        seq_length=settings.max_seq_length, timed=not settings.deterministic)
+        seq_length=settings.max_seq_length, timed=not settings.deterministic,
+        train_steps=settings.train_steps * settings.accumulation_steps)
     own = {name: getattr(settings, name) for name in (varied or {})}
     settings = settings.replace(**(varied or {}))
     # After measuring: the probe's models drew from the random state.

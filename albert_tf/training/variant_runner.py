@@ -69,7 +69,7 @@ class VariantRunner:
                 self.log(f"[{i}/{len(names)}] {name}: done before")
         pending = [n for n in names if records[n] is None][:stop_after]
         # The rate and ETA count only the variants this start runs.
-        with Progress(len(pending), self.title, "variants to run", interval=0) as progress:
+        with Progress(len(pending), self.title, "done", interval=0) as progress:
             for name in pending:
                 self.log(f"[{names.index(name) + 1}/{len(names)}] {name}")
                 records[name] = self.run_one(name, run)

@@ -58,6 +58,15 @@ class ClueSpec:
     pair: bool
     skip_label: str | None = None
     input_format: str = ""
+
+    def label_names(self, data_dir):
+        """The labels' readable names from `data_dir/labels.json`, or None."""
+        return label_names(self, data_dir)
+
+    @property
+    def input_columns(self):
+        """The fields text_a (and text_b) are read from, where each is one field."""
+        return getattr(self.inputs, "columns", ())
     source: datasets.DataSource | None = None
 
     def __post_init__(self):
@@ -88,6 +97,7 @@ def _texts(name_a, name_b=None):
     def inputs(row, where):
         return (json_field(row, name_a, str, where),
                 None if name_b is None else json_field(row, name_b, str, where))
+    inputs.columns = (name_a,) if name_b is None else (name_a, name_b)
     return inputs
 
 
@@ -144,6 +154,29 @@ SPECS = {spec.name: spec for spec in (
 
 
 # -- Reading --------------------------------------------------------------------
+
+# CLUE's description of a task's labels, beside its data (TNEWS, IFLYTEK): one
+# `{"label": "110", "label_desc": "news_military"}` a line.
+LABELS_FILE = "labels.json"
+
+
+def label_names(spec, data_dir):
+    """The readable name of each of `spec.labels` (in id order) from
+    `data_dir/labels.json`'s `label_desc`, a label it does not describe keeping
+    its code; None without the file (or `data_dir`)."""
+    path = os.path.join(data_dir or "", LABELS_FILE)
+    if not data_dir or not os.path.isfile(path):
+        return None
+    described = {}
+    for _, row in read_rows(path):
+        label, name = row.get("label"), row.get("label_desc")
+        if isinstance(label, int) and not isinstance(label, bool):
+            label = str(label)
+        if isinstance(label, str) and isinstance(name, str) and name:
+            described[label] = name
+    names = tuple(described.get(label, label) for label in spec.labels)
+    return names if names != tuple(spec.labels) else None
+
 
 def read_rows(path):
     """Yields `(line number, object)` of a JSON-lines file; blank lines are skipped."""

@@ -81,6 +81,8 @@ class GlueSpec:
         to report; test_splits: split -> submission file name.
     source: where `albert-tf download` fetches it (`albert_tf.datasets.DataSource`);
         default: GLUE's archive of `folder`.
+    input_columns: the header's names of the text_a (and text_b) columns, which
+        a served or predicting model takes for its inputs (none: no header).
     """
 
     name: str
@@ -95,6 +97,7 @@ class GlueSpec:
     files: dict = dataclasses.field(default_factory=lambda: dict(_STANDARD_FILES))
     positive_label: str | None = None
     source: datasets.DataSource | None = None
+    input_columns: tuple = ()
 
     def __post_init__(self):
         if self.source is None:
@@ -111,6 +114,10 @@ class GlueSpec:
         return self.labelled.text_b is not None
 
     input_format = ""
+
+    def label_names(self, data_dir):
+        """GLUE's labels are their own names (CLUE's may be described apart)."""
+        return None
 
     def read(self, data_dir, split):
         return read_examples(self, data_dir, split)
@@ -167,24 +174,28 @@ SPECS = {spec.name: spec for spec in (
              labelled=Columns(2, text_a=0, label=1),
              test=Columns(2, guid=0, text_a=1),
              labels=_BINARY, metrics=("accuracy",), primary="accuracy",
-             test_splits={"test": "SST-2.tsv"}),
+             test_splits={"test": "SST-2.tsv"},
+             input_columns=("sentence",)),
     GlueSpec("mrpc", "MRPC",
              labelled=Columns(5, text_a=3, text_b=4, label=0),
              test=Columns(5, guid=0, text_a=3, text_b=4),
              labels=_BINARY, metrics=("accuracy", "f1"), primary="accuracy",
              positive_label="1", test_splits={"test": "MRPC.tsv"},
              # Microsoft's files split by GLUE's dev ids (GLUE's archive has no MRPC data).
-             source=datasets.mrpc_source("mrpc", "MRPC")),
+             source=datasets.mrpc_source("mrpc", "MRPC"),
+             input_columns=("#1 String", "#2 String")),
     GlueSpec("stsb", "STS-B",
              labelled=Columns(10, text_a=7, text_b=8, label=9),
              test=Columns(9, guid=0, text_a=7, text_b=8),
              labels=None, metrics=("pearson", "spearman"), primary="pearson",
-             test_splits={"test": "STS-B.tsv"}),
+             test_splits={"test": "STS-B.tsv"},
+             input_columns=("sentence1", "sentence2")),
     GlueSpec("qqp", "QQP",
              labelled=Columns(6, text_a=3, text_b=4, label=5),
              test=Columns(3, guid=0, text_a=1, text_b=2),
              labels=_BINARY, metrics=("accuracy", "f1"), primary="accuracy",
-             positive_label="1", test_splits={"test": "QQP.tsv"}),
+             positive_label="1", test_splits={"test": "QQP.tsv"},
+             input_columns=("question1", "question2")),
     GlueSpec("mnli", "MNLI",
              # Ten fields, then label1 (train) or label1..label5 (dev), gold_label last.
              labelled=Columns(11, text_a=8, text_b=9, label=-1),
@@ -194,13 +205,17 @@ SPECS = {spec.name: spec for spec in (
              eval_splits=("dev_matched", "dev_mismatched"),
              test_splits={"test_matched": "MNLI-m.tsv", "test_mismatched": "MNLI-mm.tsv"},
              files={split: f"{split}.tsv" for split in (
-                 "train", "dev_matched", "dev_mismatched", "test_matched", "test_mismatched")}),
+                 "train", "dev_matched", "dev_mismatched", "test_matched", "test_mismatched")},
+             input_columns=("sentence1", "sentence2")),
     GlueSpec("qnli", "QNLI", **_SENTENCE_PAIR, labels=_NLI_2WAY,
-             metrics=("accuracy",), primary="accuracy", test_splits={"test": "QNLI.tsv"}),
+             metrics=("accuracy",), primary="accuracy", test_splits={"test": "QNLI.tsv"},
+             input_columns=("question", "sentence")),
     GlueSpec("rte", "RTE", **_SENTENCE_PAIR, labels=_NLI_2WAY,
-             metrics=("accuracy",), primary="accuracy", test_splits={"test": "RTE.tsv"}),
+             metrics=("accuracy",), primary="accuracy", test_splits={"test": "RTE.tsv"},
+             input_columns=("sentence1", "sentence2")),
     GlueSpec("wnli", "WNLI", **_SENTENCE_PAIR, labels=_BINARY,
-             metrics=("accuracy",), primary="accuracy", test_splits={"test": "WNLI.tsv"}),
+             metrics=("accuracy",), primary="accuracy", test_splits={"test": "WNLI.tsv"},
+             input_columns=("sentence1", "sentence2")),
 )}
 
 

@@ -106,12 +106,18 @@ class SentenceTask(Task):
         from albert_tf.export.classification import ClassifierServing
 
         labels = None if self.is_regression else list(self.spec.labels)
+        # The data's own names of its labels (CLUE's labels.json), where it has them.
+        names = self.spec.label_names(settings.data_dir)
         options = self.task_options
-        module = ClassifierServing(model, tokenizer, settings.max_seq_length, self.spec.labels,
-                                   self.spec.pair,
+        module = ClassifierServing(model, tokenizer, settings.max_seq_length,
+                                   names or self.spec.labels, self.spec.pair,
                                    window_stride=long_inputs.serving_stride(options))
-        info = {"inputs": ["text_a", "text_b"] if self.spec.pair else ["text"],
-                "labels": labels, **long_inputs.serving_info(options)}
+        inputs = ["text_a", "text_b"] if self.spec.pair else ["text"]
+        info = {"inputs": inputs, "labels": list(names) if names else labels,
+                **({"label_codes": labels} if names else {}),
+                **long_inputs.serving_info(options),
+                # The data files' columns, which predict and the server take for the inputs.
+                "columns": dict(zip(inputs, self.spec.input_columns))}
         if self.spec.input_format:
             info["input_format"] = self.spec.input_format
         return module, info

@@ -118,7 +118,7 @@ def softmax(logits):
 
 def prediction(guid, logits, names, threshold=None):
     """One row's prediction (JSON-able) from its logits `(num_labels,)`: `label` and
-    `probabilities`; multi-label (a `threshold`): `labels`; regression (`names` None):
+    `probabilities` (a list in the order of `names`); multi-label (a `threshold`): `labels`; regression (`names` None):
     `score`."""
     out = {"id": guid}
     if names is None:
@@ -129,7 +129,8 @@ def prediction(guid, logits, names, threshold=None):
         out["label"] = names[int(np.argmax(logits))]
     else:
         out["labels"] = [n for n, p in zip(names, probabilities) if p >= threshold]
-    out["probabilities"] = {n: float(p) for n, p in zip(names, probabilities)}
+    # A list in the labels' order, as `predict` and the server give it.
+    out["probabilities"] = [float(p) for p in probabilities]
     return out
 
 

@@ -46,6 +46,8 @@ from albert_tf.tasks.text_classification import data, report
 from albert_tf.tasks.text_classification.model import TextClassifier
 from albert_tf.tasks.text_classification.options import TextOptions
 
+log = logging.getLogger(__name__)
+
 PREDICTIONS_FILE = "test_predictions.jsonl"
 HELDOUT_SOURCE = "held-out training rows"
 # Examples tokenized at a time: bounds the host's token lists, whatever the file's size.
@@ -326,7 +328,7 @@ class TextTask(Task):
         with every task's, `albert_tf.training.eval_history.write_evaluation`)."""
         split = scoring.split.name
         if "confusion_matrix" in results and not extras.available("plots"):
-            logging.warning("confusion_matrix_%s.png not written: the picture needs matplotlib "
+            log.warning("confusion_matrix_%s.png not written: the picture needs matplotlib "
                             '(pip install "albert-tf[plots]"); the matrix is in the results',
                             split)
         elif "confusion_matrix" in results:

@@ -23,6 +23,8 @@ from albert_tf.io_utils import numbered_lines
 from albert_tf.tasks.token_classification import tagging
 from albert_tf.tasks.user_files import read_rows
 
+log = logging.getLogger(__name__)
+
 JSON_EXTENSIONS = (".json", ".jsonl", ".ndjson")
 
 
@@ -153,5 +155,5 @@ def read_json(path):
         guid = str(row.values.get("id", f"{os.path.basename(path)}:{row.line}"))
         yield TaggedExample(guid, text, row.where, entities=tuple(kept))
     if dropped:
-        logging.warning("%s: %d overlapping entities dropped (the first at %s): a tag "
+        log.warning("%s: %d overlapping entities dropped (the first at %s): a tag "
                         "sequence holds one entity per word", path, dropped, first)

@@ -28,6 +28,8 @@ from albert_tf.steps.words import graph_word_starts, read_entities
 from albert_tf.models.token_classifier import IGNORED
 from albert_tf.tasks.token_classification import tagging
 
+log = logging.getLogger(__name__)
+
 # Texts per eager call of the graph's word rule and entity reading.
 BATCH_TEXTS = 4096
 
@@ -155,7 +157,7 @@ def featurize(examples, tokenizer, max_seq_length, tags, labelled):
         labels.append([IGNORED if w < 0 or not labelled else tag_id[encoded.tags[w]]
                        for w in encoded.token_word])
     if misaligned:
-        logging.warning("%d entities do not begin and end at word boundaries (the first at "
+        log.warning("%d entities do not begin and end at word boundaries (the first at "
                         "%s): they are tagged on the words that start inside them",
                         misaligned, first_bad)
     # The serving graph's windows (albert_tf.export.token_classification).

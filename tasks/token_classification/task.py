@@ -39,6 +39,16 @@ from albert_tf.tasks.token_classification import ner_eval, tagging
 from albert_tf.tasks.token_classification.options import TokenOptions
 from albert_tf.tasks.user_files import split_file
 
+log = logging.getLogger(__name__)
+
+# What each entity score counts, printed beside them (`results.print_results`).
+METRIC_NOTES = {
+    "f1": "entity F1 as CoNLL's conlleval counts (an I- tag after O or another type "
+          "opens an entity; precision, recall, f1_TYPE alike)",
+    "strict_f1": "entity F1 of spans well-formed in the tagging scheme only (seqeval's "
+                 "strict mode: in IOB2 an entity opens with B-, a stray I- is none)",
+}
+
 
 def _file_tags(examples):
     """The types of a file's examples, each with the first place it occurs."""
@@ -100,7 +110,7 @@ class TokenClassificationTask(Task):
                    f"{scheme.upper()} (the first at {broken[0].where})")
         if options.scheme_errors == "error":
             raise ValueError(message)
-        logging.warning("%s; read as conlleval reads them", message)
+        log.warning("%s; read as conlleval reads them", message)
 
     @staticmethod
     def _tags_of(examples, options):
@@ -169,7 +179,7 @@ class TokenClassificationTask(Task):
         metrics = {"precision": scores["precision"], "recall": scores["recall"],
                    "f1": scores["f1"], "accuracy": scores["accuracy"],
                    "strict_f1": strict["f1"], "examples": len(gold), "entities": scores["gold"],
-                   "predicted_entities": scores["found"]}
+                   "predicted_entities": scores["found"], "metric_notes": METRIC_NOTES}
         metrics.update({f"f1_{k}": v["f1"] for k, v in scores["per_type"].items()})
         metrics.update(tag_baseline(gold))
         return metrics
