@@ -78,7 +78,7 @@ def test_a_task_type_folder_finetunes_exports_and_predicts(tmp_path, toy):
                      input='{"id": 7, "sentence": "Is this a question?"}\n')
     assert answer.returncode == 0, answer.stderr[-2000:]
     row = json.loads(answer.stdout)
-    assert set(row) == {"id", "is_question", "probability"} and 0 <= row["probability"] <= 1
+    assert set(row) == {"row", "id", "is_question", "probability"} and 0 <= row["probability"] <= 1
 
 
 def test_an_unknown_task_says_where_task_types_are_found():

@@ -75,7 +75,7 @@ def test_cased_training_is_detected_and_checked(corpus, tmp_path):
 
 @pytest.mark.parametrize("args,message", [
     (["train", "--input=/no/such/file.txt", "--vocab_size=300", "--output=/tmp/x"],
-     "--input: no file matches '/no/such/file.txt'"),
+     "--input: /no/such/file.txt: no such file or folder (no folder /no/such)"),
     (["train", "{corpus}", "{corpus}", "--vocab_size=300", "--output={out}"],
      "the shell expanded an unquoted glob; quote it (--input='corpus/*.txt')"),
     (["train", "--input={corpus}", "--vocab_size=100000", "--output={out}"],

@@ -102,7 +102,7 @@ def test_cli_trains_a_wordpiece_vocabulary(corpus, tmp_path):
     (["train", "--type=wordpiece", "--input={corpus}", "--vocab_size=50", "--output={out}"],
      "for its characters alone, more than vocab_size=50: raise vocab_size"),
     (["train", "--type=wordpiece", "--input=/no/such.txt", "--vocab_size=50",
-      "--output={out}"], "--input: no file matches '/no/such.txt'"),
+      "--output={out}"], "--input: /no/such.txt: no such file or folder (no folder /no)"),
     (["train", "--type=bpe", "--input={corpus}", "--vocab_size=50", "--output={out}"],
      "error: type must be one of sentencepiece, wordpiece, got 'bpe'"),
 ])
