@@ -119,8 +119,11 @@ def test_resume_does_not_depend_on_how_the_folder_is_spelled_or_where_it_is(tmp_
 # Both signals stop training once the step under way ends, and that step is saved
 # (test_engine.py's test_a_signal_lets_the_step_under_way_finish_then_saves_it, in-process);
 # the command is the same for both after that: Ctrl-C's run is in the slow tier.
+# Both signals' command runs are in the slow tier (about 30 s of CPU each): the default tier
+# checks the stop in-process (test_engine's signal tests, the stop's exit status and lock).
 @pytest.mark.parametrize("signum", [pytest.param(signal.SIGINT, marks=pytest.mark.slow),
-                                    signal.SIGTERM], ids=["ctrl-c", "sigterm"])
+                                    pytest.param(signal.SIGTERM, marks=pytest.mark.slow)],
+                         ids=["ctrl-c", "sigterm"])
 def test_an_interrupt_saves_the_current_step_and_says_how_to_resume(tmp_path, signum):
     out, model = tmp_path / "run", cli.tiny_model(tmp_path)
     args = cli.rte_args(out, model, "--train_steps=400", "--checkpoint_every=100")

@@ -152,6 +152,7 @@ def test_huge_or_countless_headers_are_refused(served):
     assert server.get("/v1/models/rte")[0] == 200
 
 
+@pytest.mark.slow  # two more server processes (about 24 s of CPU)
 def test_predict_token_and_a_second_server_on_the_port(served, tmp_path):
     server, base = served
     (tmp_path / "api").write_text("client-token")

@@ -349,6 +349,7 @@ def test_no_early_stop_is_reported_at_the_planned_last_step(tmp_path, capsys):
     assert "early stopping" not in capsys.readouterr().out
 
 
+@pytest.mark.slow  # two trainings of the same run (about 20 s of CPU)
 def test_evaluation_compiled_apart_from_training_scores_the_same(tmp_path, monkeypatch):
     """`--xla=auto` may compile evaluation with XLA and not the training step
     (`albert_tf.training.execution`): the run's results say so, and its dev
