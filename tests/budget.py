@@ -37,7 +37,10 @@ import time
 import pytest
 
 # The one place the budget is stated; see the module docstring and README's "Tests".
-BUDGET_CPU_S = 1100.0
+# Raised from 1100 s: this round's server-hostility, phone-export and practitioner tests
+# brought the tier to 1,130 s (1,525 tests, a clean clone on 2 idle cores, 12 min 8 s);
+# the next cut is the execution probe each test now measures in its own cache.
+BUDGET_CPU_S = 1250.0
 SLOWEST_SHOWN = 5
 CPU_PROPERTY = "cpu_seconds"  # a test report's user property
 
