@@ -164,6 +164,14 @@ def _train(run, variant, config, folder, verbose):
     return model, setup, train
 
 
+def inference(model):
+    """The model's forward pass (no dropout) traced once: called batch by batch
+    eagerly, a small model spends most of its time in Python."""
+    import tensorflow as tf
+
+    return tf.function(lambda inputs: model(inputs, training=False), reduce_retracing=True)
+
+
 def heldout_mlm_loss(model, settings, pattern):
     """The masked-LM cross-entropy (nats per masked token) on held-out records:
     finer than accuracy early in training, when every model still predicts the
@@ -172,9 +180,9 @@ def heldout_mlm_loss(model, settings, pattern):
 
     dataset = pretraining_dataset(pattern, settings.batch_size, settings.max_seq_length,
                                   settings.max_predictions_per_seq, repeat=False)
-    total, count = 0.0, 0.0
+    total, count, forward = 0.0, 0.0, inference(model)
     for inputs, labels in dataset.take(settings.eval_batches):
-        logits = model(inputs, training=False)["mlm_logits"]
+        logits = forward(inputs)["mlm_logits"]
         loss = sparse_cross_entropy(labels["mask_ids"], logits)  # (batch, predictions)
         weights = ops.cast(labels["mask_weights"], "float32")
         total += float(ops.sum(loss * weights))
@@ -190,9 +198,9 @@ def pooled_features(model, settings, pattern, batches):
 
     dataset = pretraining_dataset(pattern, settings.batch_size, settings.max_seq_length,
                                   settings.max_predictions_per_seq, repeat=False)
-    features, labels = [], []
+    features, labels, forward = [], [], inference(model)
     for inputs, targets in dataset.take(batches):
-        features.append(ops.convert_to_numpy(model(inputs, training=False)["pooled_output"]))
+        features.append(ops.convert_to_numpy(forward(inputs)["pooled_output"]))
         labels.append(ops.convert_to_numpy(targets["sop_label"]).reshape(-1))
     return np.concatenate(features).astype("float32"), np.concatenate(labels)
 
