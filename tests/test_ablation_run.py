@@ -195,7 +195,9 @@ def test_too_few_held_out_instances_are_warned_about(grid_run):
     assert {line.split()[1] for line in warned} == {"sop", "nsp"}, lines
     assert "raise --heldout_fraction=0.1 or give more text" in warned[0]
     assert few_heldout("sop", 12, 1, 0.02) == (
-        "warning: sop is scored on 12 held-out instance(s) from 1 document(s): its accuracy "
-        "is uncertain by about +-0.14 (one standard error); raise --heldout_fraction=0.02 or "
-        "give more text for 200 or more")
-    assert few_heldout("sop", 200, 9, 0.02) is None
+        "warning: sop is scored on 12 held-out instance(s) from 1 document(s): an accuracy "
+        "near 0.5 is uncertain by +-0.246 (95% interval); raise --heldout_fraction=0.02 or "
+        "give more text for 381 or more")
+    # 381 pairs: the table's notes flag no accuracy's interval (at most +-0.05).
+    assert few_heldout("sop", 381, 9, 0.02) is None
+    assert few_heldout("sop", 380, 9, 0.02).startswith("warning: sop is scored on 380")

@@ -36,6 +36,17 @@ def test_a_dozen_pairs_is_too_few_and_a_thousand_is_not():
     assert sentence_scores.too_small(few) and not sentence_scores.too_small(many)
 
 
+def test_enough_examples_is_where_an_even_split_stops_being_flagged():
+    # scipy's Wilson interval of an even split: within +-0.05 from 381 pairs on.
+    from scipy.stats import binomtest
+
+    n = sentence_scores.ENOUGH_EXAMPLES
+    assert n == 381
+    for pairs, flagged in ((n, False), (n + 1, False), (n - 2, True)):
+        low, high = binomtest(pairs // 2, pairs).proportion_ci(method="wilson")
+        assert bool((high - low) / 2 > sentence_scores.MAX_HALF_WIDTH) is flagged
+
+
 def test_the_linear_probe_predicts_as_scikit_learns_logistic_regression():
     rng = np.random.default_rng(5)
     features = rng.normal(size=(400, 7)) * [1, 2, 3, 4, 5, 6, 7] + 3

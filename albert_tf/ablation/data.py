@@ -18,11 +18,11 @@ started again reuses it, and a cut-short one is made again.
 
 import hashlib
 import json
-import math
 import os
 
 from albert_tf.io_utils import atomic_file, read_text
 from albert_tf.pretraining.documents import expand_inputs
+from albert_tf.pretraining import sentence_scores
 from albert_tf.pretraining.options import DataOptions
 
 DATA_DIR = "data"
@@ -136,17 +136,13 @@ def build_data(settings, tokenizer, train_tasks=DATA_TASKS, log=lambda line: Non
     return folder
 
 
-# Under this many held-out pairs a sentence-task accuracy is too coarse to rank
-# variants by: one standard error of an accuracy near 0.5 is 0.5 / sqrt(n)
-# (200: 0.035).
-MIN_HELDOUT_INSTANCES = 200
-
-
 def few_heldout(task, instances, documents, fraction):
-    """The warning for a held-out set too small to score on, or None."""
-    if instances >= MIN_HELDOUT_INSTANCES:
+    """The warning for a held-out set too small to score on (fewer pairs than
+    `sentence_scores.ENOUGH_EXAMPLES`, the threshold the table's notes use), or None."""
+    if instances >= sentence_scores.ENOUGH_EXAMPLES:
         return None
+    low, high = sentence_scores.wilson_interval(instances / 2, instances)
     return (f"warning: {task} is scored on {instances} held-out instance(s) from {documents} "
-            f"document(s): its accuracy is uncertain by about +-{0.5 / math.sqrt(instances):.2f}"
-            f" (one standard error); raise --heldout_fraction={fraction:g} or give more text "
-            f"for {MIN_HELDOUT_INSTANCES} or more")
+            f"document(s): an accuracy near 0.5 is uncertain by +-{(high - low) / 2:.3f} "
+            f"(95% interval); raise --heldout_fraction={fraction:g} or give more text "
+            f"for {sentence_scores.ENOUGH_EXAMPLES} or more")

@@ -100,7 +100,7 @@ def notes(rows):
     for r, d in zip(rows, details):
         for task in SENTENCE_TASKS:
             interval = d.get(f"{task}_ci95")
-            if interval and (interval[1] - interval[0]) / 2 > sentence_scores.MAX_HALF_WIDTH:
+            if interval and sentence_scores.too_small({"ci95": interval}):
                 extra.append(
                     f"warning: {r['variant']}'s {task} accuracy is from "
                     f"{d.get(f'{task}_examples')} held-out pairs (95% interval "

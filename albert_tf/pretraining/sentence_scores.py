@@ -55,9 +55,23 @@ def binary_scores(labels, predictions):
 
 
 def too_small(scores):
-    """True when the accuracy's 95% interval is wider than `MAX_HALF_WIDTH` either side."""
+    """True when the accuracy's 95% interval (`scores["ci95"]`) is wider than
+    `MAX_HALF_WIDTH` either side."""
     low, high = scores["ci95"]
     return (high - low) / 2 > MAX_HALF_WIDTH
+
+
+def _enough_examples():
+    """The fewest held-out pairs whose accuracy `too_small` passes whatever it is
+    (the Wilson interval is widest at 0.5)."""
+    n = 1
+    while too_small({"ci95": wilson_interval(n / 2, n)}):
+        n += 1
+    return n
+
+
+# Fewer held-out pairs than this are flagged before any training (381).
+ENOUGH_EXAMPLES = _enough_examples()
 
 
 def fit_linear_probe(features, labels, l2=1e-2):
