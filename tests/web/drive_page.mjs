@@ -4,27 +4,12 @@
 // answer, ms}]}: ready_ms from navigation to the page's ready state, ms from
 // the click to the answer shown.
 import fs from "fs";
-import os from "os";
-import path from "path";
-import { fileURLToPath } from "url";
+import { withPage } from "./chromium.mjs";
 
-const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
-const puppeteer = (await import(path.join(root, "node_modules/puppeteer-core/lib/esm/puppeteer/puppeteer-core.js"))).default;
 const [url, casesPath, outPath] = process.argv.slice(2);
 const cases = fs.readFileSync(casesPath, "utf8").split("\n").filter((l) => l).map((l) => JSON.parse(l));
-const profile = fs.mkdtempSync(path.join(os.tmpdir(), "albert-chromium-"));
-const browser = await puppeteer.launch({
-  executablePath: process.env.CHROMIUM || "/usr/bin/chromium",
-  headless: true,
-  args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-    "--disable-background-networking", "--disable-component-update", "--disable-sync",
-    `--user-data-dir=${profile}`],
-});
-const answers = [];
-try {
-  const page = await browser.newPage();
-  const errors = [];
-  page.on("pageerror", (e) => errors.push(String(e)));
+await withPage(async (page, errors) => {
+  const answers = [];
   const started = Date.now();
   await page.goto(url);
   await page.waitForSelector("body[data-state=ready], body[data-state=failed]", { timeout: 120000 });
@@ -52,7 +37,4 @@ try {
     answers.push({ typed, answer: JSON.parse(await page.$eval("#answer", (e) => e.textContent)), ms });
   }
   fs.writeFileSync(outPath, JSON.stringify({ ready_ms: ready, answers }));
-} finally {
-  await browser.close();
-  fs.rmSync(profile, { recursive: true, force: true });
-}
+});
