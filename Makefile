@@ -55,9 +55,9 @@ setup: $(STAMP)
 
 # Test files are spread over TEST_WORKERS processes (pytest-xdist), a file's tests kept
 # together so that its module fixtures are built once.
-# Two, one per core: with four on a 2-core host the same tier took 1,211 s of CPU
-# and 11 min 19 s, with two 1,036 s and 10 min 38 s (session fixtures are built once
-# per worker that needs them, and four processes contend for two cores' caches).
+# Two, one per core: session fixtures are built once per worker that needs them, so
+# more workers cost more CPU (four: 831 s counted against two's 716 s on a 2-core AMD
+# EPYC; on a 2-core Xeon four were also slower, 11 min 19 s against 10 min 38 s).
 TEST_WORKERS ?= 2
 
 test: $(STAMP)

@@ -16,13 +16,14 @@ own growth, not for a busy neighbour. Python and the tiny models' small ops
 keep mostly one core busy, so on an idle machine the wall time is near the CPU
 time.
 
-The budget: the tier's limit is 10 minutes on 2 cores; 2 x 600 s = 1,200 s of
-CPU is the most such a run can hold. `make test` (then 4 workers) measured 805 s of
-CPU for 1,207 tests in 7 min 27 s on an idle 2-core machine, and 942 s in a fresh
-clone on the same machine shared with three training runs (CPU time grows a
-little on a busy host: caches, hyper-threads). The budget sits between that and
-the limit, so that the tier's own growth fails the check before its wall time
-reaches 10 minutes, and a busy host does not.
+The budget: the tier's target is 6 minutes on 2 idle cores. CPU time depends on
+the host: the same tier counted 1,130 s on a 2-core Xeon (AVX-512, AMX) and
+831 s on a 2-core AMD EPYC (Zen 4), both with 4 workers. `make test` (2 workers)
+on the EPYC, idle: 716 s counted and 8 min 5 s before the end-to-end runs below
+moved to the slow tier, 609 s and 6 min 23 s after. The budget, 1,000 s, is
+that figure with room for the slower host (x1.36 = 830 s) and a busy one (CPU
+time grows a little on a busy host: caches, hyper-threads), so that the tier's
+own growth fails the check, and neither host nor neighbour does.
 
 When the counted tests' total exceeds the budget, the session fails (exit
 status 1) with one line naming the budget, the total and the slowest tests.
@@ -37,10 +38,7 @@ import time
 import pytest
 
 # The one place the budget is stated; see the module docstring and README's "Tests".
-# Raised from 1100 s: this round's server-hostility, phone-export and practitioner tests
-# brought the tier to 1,130 s (1,525 tests, a clean clone on 2 idle cores, 12 min 8 s);
-# the next cut is the execution probe each test now measures in its own cache.
-BUDGET_CPU_S = 1250.0
+BUDGET_CPU_S = 1000.0
 SLOWEST_SHOWN = 5
 CPU_PROPERTY = "cpu_seconds"  # a test report's user property
 

@@ -3,6 +3,10 @@
 import os
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+# One thread per TensorFlow op in the test processes and the commands they start:
+# the tier's workers already keep every core busy (Makefile's TEST_WORKERS), and
+# each op spreading over all cores as well only makes the processes contend.
+os.environ.setdefault("TF_NUM_INTRAOP_THREADS", "1")
 
 import pytest  # noqa: E402
 

@@ -213,6 +213,8 @@ def test_pretrain_from_the_shell_equals_the_function(tmp_path):
     assert results["eval"] == shell["eval"] and results["train"]["step"] == 4
 
 
+# A search with its trial processes run twice (~9 s); search itself: test_search.py.
+@pytest.mark.slow
 def test_search_equals_its_command(tmp_path, monkeypatch, capsys):
     pytest.importorskip("optuna")
     from albert_tf.commands import api

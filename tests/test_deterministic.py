@@ -4,6 +4,7 @@ import json
 import os
 
 import numpy as np
+import pytest
 from safetensors.numpy import load_file
 
 import cli_helpers as cli
@@ -18,6 +19,9 @@ def _run(tmp_path, name, *extra):
     return output_dir, result.stdout
 
 
+# Two fine-tuning processes (~19 s of CPU); training that gives the same bits again in
+# one process: test_engine.py's test_resume_gives_the_uninterrupted_result.
+@pytest.mark.slow
 def test_the_same_command_twice_gives_the_same_bits(tmp_path):
     runs = [_run(tmp_path, name, "--deterministic", "--xla=auto", "--precision=auto")
             for name in ("a", "b")]

@@ -74,6 +74,8 @@ def _weights(model_dir):
     return load_file(os.path.join(model_dir, "model.safetensors"))
 
 
+# Two students trained (~9 s of CPU); the cache's shards and resumption: below.
+@pytest.mark.slow
 def test_cached_teacher_outputs_train_the_same_student_as_the_teacher_run_online(
         teacher, tmp_path):
     student = cli.tiny_model(str(tmp_path))

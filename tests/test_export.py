@@ -155,6 +155,9 @@ def test_a_failed_export_leaves_no_version_folder(tmp_path, sst2, monkeypatch):
     assert sorted(os.listdir(root)) == ["2"]  # no "3", no temporary folder left
 
 
+# TensorFlow's own program started as a process (~7 s of CPU); the signatures
+# themselves are read in-process by every export test.
+@pytest.mark.slow
 def test_saved_model_cli_lists_the_signatures(sst2):
     cli_path = os.path.join(os.path.dirname(sys.executable), "saved_model_cli")
     if not os.path.isfile(cli_path):

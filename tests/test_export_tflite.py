@@ -45,7 +45,9 @@ def _compare(got, expected, p_mask, atol):
         np.testing.assert_allclose(got[name][keep], value[keep], atol=atol, err_msg=name)
 
 
-@pytest.mark.parametrize("task_name", ["sst2", "squad"])
+# SQuAD's conversion takes ~10 s of CPU: the slow tier; the default tier converts a
+# classifier, and converts a SQuAD model for the Task Library in test_phone_export.py.
+@pytest.mark.parametrize("task_name", ["sst2", pytest.param("squad", marks=pytest.mark.slow)])
 def test_float_tflite_matches_the_saved_model(tmp_path_factory, task_name):
     path, model_dir, *_ = helpers.exported(tmp_path_factory, task_name)
     module, _ = finetuned.build_serving_module(model_dir)

@@ -29,6 +29,7 @@ def _rte_copy(tmp_path, drop=()):
 
 def test_every_problem_is_listed_before_any_work(tmp_path):
     data = _rte_copy(tmp_path, drop=["test.tsv"])
+    (data / "train.tsv").write_text("index\tsentence1\tsentence2\tlabel\n")  # no rows
     small = tmp_path / "small.json"
     small.write_text('{"vocabulary_size": 120, "num_layers": 1, "num_heads": 2, '
                      '"hidden_dim": 8, "intermediate_dim": 8, "embedding_dim": 4, '
@@ -41,21 +42,21 @@ def test_every_problem_is_listed_before_any_work(tmp_path):
     assert "vocabulary" not in line
     assert "--max_seq_length=64 is more than the model's 32 positions" in line
     assert f"rte split 'test': no file {data}/test.tsv" in line
+    assert "the train split of task 'rte' has no examples" in line
     assert not out.exists() or not os.listdir(out)  # nothing written, nothing locked
 
 
-def test_an_empty_training_file_is_named(tmp_path):
-    data = _rte_copy(tmp_path)
-    (data / "train.tsv").write_text("index\tsentence1\tsentence2\tlabel\n")
-    result = cli.run(MODULE, *cli.rte_args(tmp_path / "run", cli.tiny_model(tmp_path)),
-                     f"--data_dir={data}")
-    assert "the train split of task 'rte' has no examples" in cli.one_line_error(result)
-
-
 def test_a_model_and_a_checkpoint_together_are_refused(tmp_path):
-    result = cli.run(MODULE, *cli.rte_args(tmp_path / "run", cli.tiny_model(tmp_path)),
-                     f"--init_checkpoint={cli.ROOT}/tests/fixtures/reference_models/tiny/hf")
-    assert "give --init_checkpoint (its model is used) or --model" in cli.one_line_error(result)
+    # The checks the command makes before any work (its one-line form: above).
+    from albert_tf.training.run_checks import check_inputs
+
+    settings = settings_lib.resolve(tasks.get("rte"), {
+        "data_dir": cli.RTE, "vocab_file": cli.SPM, "model": cli.tiny_model(tmp_path),
+        "init_checkpoint": f"{cli.ROOT}/tests/fixtures/reference_models/tiny/hf",
+        "output_dir": str(tmp_path / "run"), "max_seq_length": 32})
+    with pytest.raises(ValueError, match=r"give --init_checkpoint \(its model is used\) or "
+                                         r"--model \(a new model\), not both"):
+        check_inputs(tasks.get("rte"), settings)
 
 
 def test_train_steps_below_the_recipes_warmup_keep_its_share():

@@ -48,6 +48,9 @@ def _check(got_rows, version_dir, rows):
                                            err_msg=name)
 
 
+# A SQuAD export built and the command run as a process (~36 s of CPU); the default
+# tier runs the command on a GLUE model's own file (below) and api.load in test_api.py.
+@pytest.mark.slow
 def test_jsonl_file_in_batches_with_the_highest_version(tmp_path, tmp_path_factory):
     version_dir = helpers.exported(tmp_path_factory, "squad_v2")[0]
     root = tmp_path / "exports"

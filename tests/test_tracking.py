@@ -122,6 +122,8 @@ def test_seeds_are_child_runs_of_the_sets_run(tmp_path, monkeypatch):
         {a.path for a in client.list_artifacts(parent_id)}
 
 
+# A search of trial processes (~10 s); child runs of one parent: the seeds' test above.
+@pytest.mark.slow
 def test_a_searchs_trials_are_its_child_runs(tmp_path, monkeypatch):
     pytest.importorskip("optuna")
     from albert_tf.commands import search
