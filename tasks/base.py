@@ -298,6 +298,12 @@ class Task(abc.ABC):
                       if name.endswith("_file") and getattr(options, name)]
         return files
 
+    def model_files(self, settings):
+        """Files of the run's data that the model folder keeps a copy of, by the
+        same name (e.g. CLUE's labels.json): what `serving_module` reads beside
+        the model (its `model_dir`) still holds when the data is gone."""
+        return []
+
     def kfold_files(self, options, data_dir, k, folder):
         """`--kfold=k`: writes the k folds of the training file into `folder` and
         returns their `albert_tf.training.seeds_folds.Fold`s. Only the tasks on the

@@ -3,6 +3,7 @@ submissions, and a tiny fine-tuning run."""
 
 import json
 import os
+import shutil
 
 import numpy as np
 import pytest
@@ -243,3 +244,14 @@ def test_labels_json_names_the_served_labels(tmp_path):
     out = module.serving_default(text=tf.constant(["军队演习", "球赛"]))
     assert all(label.decode() in names for label in out["label"].numpy())
     assert [names[i] for i in out["label_id"].numpy()] == [x.decode() for x in out["label"].numpy()]
+    # The model folder keeps its copy: exported after the data is gone, it still names them.
+    from albert_tf.training.run_model import save_finetuned
+
+    kept = str(tmp_path / "kept")
+    save_finetuned(model, task, settings.replace(data_dir=str(data)), kept,
+                   load_tokenizer(helpers.SPM, host=True))
+    assert (tmp_path / "kept" / "labels.json").read_bytes() == (data / "labels.json").read_bytes()
+    shutil.rmtree(data)
+    _, moved = task.serving_module(model, tokenizer, settings.replace(data_dir=str(data)),
+                                   kept, None)
+    assert moved["labels"] == list(names) and moved["label_codes"] == list(spec.labels)

@@ -16,6 +16,7 @@
 import logging
 import os
 import re
+import shutil
 import typing
 
 import numpy as np
@@ -242,7 +243,7 @@ def _heads_of(model):
                     f"got {type(model).__name__}")
 
 
-def save_pretrained(model, directory, extra=None, tokenizer=None, weights=None):
+def save_pretrained(model, directory, extra=None, tokenizer=None, weights=None, files=()):
     """Saves `model` in albert_tf's format, atomically (all or nothing).
 
     Args:
@@ -253,9 +254,12 @@ def save_pretrained(model, directory, extra=None, tokenizer=None, weights=None):
             folder is all a user needs (`albert_tf.load_tokenizer(directory)`).
         weights: `{name: array}` to save instead of all of `model`'s (a LoRA
             model's adapters and head, see `albert_tf.lora`).
+        files: paths of files copied into the folder under their own names.
     """
     heads = _heads_of(model)
     with atomic_directory(directory) as tmp:
+        for path in files:
+            shutil.copyfile(path, os.path.join(tmp, os.path.basename(path)))
         extra = dict(extra or {})
         if tokenizer is not None:
             extra["vocabulary"] = save_vocabulary(tokenizer, tmp)

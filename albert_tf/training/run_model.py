@@ -106,7 +106,8 @@ def build_model(task, settings, policy, config, checkpoint, head=None, warn_rand
 def save_finetuned(model, task, settings, directory, tokenizer, extra=None):
     """Writes a fine-tuned model folder (what `tasks.finetuned.load_finetuned` reads):
     the weights with the task head, the task, the run's settings (a
-    `FinetuneSettings`), the tokenizer's vocabulary and `extra` metadata.
+    `FinetuneSettings`), the tokenizer's vocabulary, `extra` metadata and the
+    data files the task keeps (`Task.model_files`).
 
     A LoRA model's folder holds only what was trained (the adapters and the
     head) and, under `lora`, the `lora.Adapters` record naming the frozen
@@ -122,4 +123,4 @@ def save_finetuned(model, task, settings, directory, tokenizer, extra=None):
                                       settings.lora_rank, backbone).to_dict()
         weights = lora.trained_arrays(model)
     return checkpoints.save_pretrained(model, directory, extra=extra, tokenizer=tokenizer,
-                                       weights=weights)
+                                       weights=weights, files=task.model_files(settings))

@@ -63,6 +63,11 @@ class ClueSpec:
         """The labels' readable names from `data_dir/labels.json`, or None."""
         return label_names(self, data_dir)
 
+    def label_names_file(self, data_dir):
+        """`data_dir/labels.json` where there is one, else None."""
+        path = os.path.join(data_dir or "", LABELS_FILE)
+        return path if data_dir and os.path.isfile(path) else None
+
     @property
     def input_columns(self):
         """The fields text_a (and text_b) are read from, where each is one field."""
@@ -164,8 +169,8 @@ def label_names(spec, data_dir):
     """The readable name of each of `spec.labels` (in id order) from
     `data_dir/labels.json`'s `label_desc`, a label it does not describe keeping
     its code; None without the file (or `data_dir`)."""
-    path = os.path.join(data_dir or "", LABELS_FILE)
-    if not data_dir or not os.path.isfile(path):
+    path = spec.label_names_file(data_dir)
+    if path is None:
         return None
     described = {}
     for _, row in read_rows(path):

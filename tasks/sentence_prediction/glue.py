@@ -119,6 +119,9 @@ class GlueSpec:
         """GLUE's labels are their own names (CLUE's may be described apart)."""
         return None
 
+    def label_names_file(self, data_dir):
+        return None
+
     def read(self, data_dir, split):
         return read_examples(self, data_dir, split)
 

@@ -102,12 +102,17 @@ class SentenceTask(Task):
         self.spec.write_submission(split.name, split.examples, self._predictions(split), path)
         return path
 
+    def model_files(self, settings):
+        path = self.spec.label_names_file(settings.data_dir)
+        return [path] if path else []
+
     def serving_module(self, model, tokenizer, settings, model_dir, export_options):
         from albert_tf.export.classification import ClassifierServing
 
         labels = None if self.is_regression else list(self.spec.labels)
-        # The data's own names of its labels (CLUE's labels.json), where it has them.
-        names = self.spec.label_names(settings.data_dir)
+        # The data's own names of its labels (CLUE's labels.json), where it has them:
+        # the model folder's copy (`model_files`), else the data folder's.
+        names = self.spec.label_names(model_dir) or self.spec.label_names(settings.data_dir)
         options = self.task_options
         module = ClassifierServing(model, tokenizer, settings.max_seq_length,
                                    names or self.spec.labels, self.spec.pair,

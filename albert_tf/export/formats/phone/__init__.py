@@ -24,8 +24,9 @@ class PhoneOptions(Settings):
     mediapipe_label_names: str = setting(
         "", "The mediapipe format's label names, as the app shows them: a file naming each "
         "label, CLUE's labels.json (a JSON object a line with `label` and `label_desc`, e.g. "
-        "TNEWS's news_story for 100) or one JSON object {label: name}; empty: the model "
-        "folder's label_names.json where it has one, else the label strings.")
+        "TNEWS's news_story for 100) or one JSON object {label: name}, keyed by the served "
+        "labels; empty: the served labels (a CLUE model's names from the labels.json "
+        "its model folder keeps).")
 
 CLASSIFIER_VARIANTS = {
     "float32": ("mediapipe/model.tflite", "no reduction"),

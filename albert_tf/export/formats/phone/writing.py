@@ -75,12 +75,12 @@ def write_question_answerer(job, variant, path):
 
 def label_names(job):
     """The labels as the runtime shows them: the names of `--mediapipe_label_names`,
-    else of the model folder's `label_names.json` (`{label: name}`), else the label
-    strings. A file that names some labels but not all is refused, naming one missing."""
+    else the served labels (the names the model's data gave them, e.g. CLUE's
+    labels.json kept in the model folder). A file that names some labels but not
+    all is refused, naming one missing."""
     labels = list(job.module.labels)
-    given = getattr(job.options, "mediapipe_label_names", "") if job.options else ""
-    path = given or os.path.join(job.model_dir or "", "label_names.json")
-    if not given and not (job.model_dir and os.path.isfile(path)):
+    path = getattr(job.options, "mediapipe_label_names", "") if job.options else ""
+    if not path:
         return labels
     names = read_label_names(path)
     missing = [label for label in labels if label not in names]
