@@ -199,13 +199,16 @@ def test_submission_is_one_object_a_line(tmp_path):
 
 
 def test_tiny_finetune_evaluates_and_writes_the_submission(tmp_path):
+    # The command's program in this process (its flags as the shell gives them);
+    # the command as a process: test_finetune_cli.py.
+    from albert_tf.commands import finetune
+
     out = tmp_path / "run"
-    result = cli.run("albert_tf.finetune", "--task=ocnli", f"--data_dir={OCNLI}",
-                     f"--spm_model={cli.SPM}", f"--model={cli.tiny_model(tmp_path)}",
-                     f"--output_dir={out}", "--batch_size=4", "--max_seq_length=48",
-                     "--train_steps=6", "--warmup_steps=1", "--learning_rate=1e-3",
-                     "--precision=fp32", "--do_predict")
-    assert result.returncode == 0, result.stderr[-3000:]
+    cli.run_here(finetune, "--task=ocnli", f"--data_dir={OCNLI}",
+                 f"--spm_model={cli.SPM}", f"--model={cli.tiny_model(tmp_path)}",
+                 f"--output_dir={out}", "--batch_size=4", "--max_seq_length=48",
+                 "--train_steps=6", "--warmup_steps=1", "--learning_rate=1e-3",
+                 "--precision=fp32", "--do_predict")
     results = cli.results(out)
     assert results["dev"]["examples"] == 8 and 0 <= results["dev"]["accuracy"] <= 1
     assert results["train"]["step"] == 6
