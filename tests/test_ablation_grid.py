@@ -1,5 +1,6 @@
 """Ablation grids: parsing, variant configs, settings and the held-out split (no TensorFlow)."""
 
+import hashlib
 import itertools
 
 import pytest
@@ -113,3 +114,46 @@ def test_a_corpus_file_that_is_not_utf8_is_named(tmp_path):
     path.write_bytes("caf\xe9\n".encode("latin-1"))
     with pytest.raises(ValueError, match=r"latin1.txt:1: not UTF-8 \(invalid continuation byte at byte 3\)"):
         split_text(str(path), 0.1)
+
+
+def test_a_collapsed_variant_is_named_in_the_notes():
+    """The table5 miniature's SOP variant at AdamW 1e-3: MLM accuracy 0.0628, the
+    most frequent token's share, and a sentence head answering one label."""
+    from albert_tf.ablation.report import notes
+
+    details = {"mlm_baseline": 0.0628, "sop_scored_by": "sop head",
+               "nsp_scored_by": "sop head"}
+    stuck = {"variant": "v-sop", "mlm_accuracy": 0.0628, "sop_balanced_accuracy": 0.5,
+             "nsp_balanced_accuracy": 0.5, "details": details}
+    learning = {"variant": "v-nsp", "mlm_accuracy": 0.1304, "sop_balanced_accuracy": 0.5083,
+                "nsp_balanced_accuracy": 0.5249, "details": details}
+    probed = {"variant": "v-none", "mlm_accuracy": 0.1303, "sop_balanced_accuracy": 0.5,
+              "details": dict(details, sop_scored_by="linear probe")}
+    warned = [n for n in notes([stuck, learning, probed]) if n.startswith("warning: ")]
+    assert warned == [
+        "warning: v-sop's MLM accuracy 0.0628 is the most frequent token's share (0.0628): it "
+        "predicts one token, a collapsed run (another seed or a lower --learning_rate).",
+        "warning: v-sop's sentence head answers one label whatever the nsp pair (balanced "
+        "accuracy 0.5).",
+        "warning: v-sop's sentence head answers one label whatever the sop pair (balanced "
+        "accuracy 0.5)."]
+
+
+def test_training_pairs_can_be_cut_as_the_held_out_ones_are():
+    from albert_tf.ablation.data import data_folder, data_options
+
+    class Vocabulary:
+        def fingerprint(self):
+            return "v"
+
+    reference = AblationSettings(output_dir="g", corpus="c.txt", vocab_file="s.model",
+                                 budget_steps=1)
+    cut = reference.replace(single_sentence="split")
+    assert data_options(reference, "sop", "train").single_sentence == "random_b"
+    assert data_options(cut, "sop", "train").single_sentence == "split"
+    assert {data_options(s, t, "heldout").single_sentence
+            for s in (reference, cut) for t in ("sop", "nsp")} == {"split"}
+    # Other training pairs, another data folder; the reference's folder name unchanged.
+    assert data_folder(cut, Vocabulary()) != data_folder(reference, Vocabulary())
+    assert data_folder(reference, Vocabulary()) == "g/data/v-" + hashlib.sha256(
+        '["c.txt", "prose", 128, 20, 2, 0.05, 12345, "split"]'.encode()).hexdigest()[:10]

@@ -23,6 +23,7 @@ import os
 from albert_tf.io_utils import atomic_file, read_text
 from albert_tf.pretraining.documents import expand_inputs
 from albert_tf.pretraining import sentence_scores
+from albert_tf.pretraining.instances import RANDOM_B
 from albert_tf.pretraining.options import DataOptions
 
 DATA_DIR = "data"
@@ -32,8 +33,8 @@ _DONE = "summary.json"
 # Held-out pairs hold what their task asks and nothing else: a one-sentence
 # chunk is cut inside the sentence (`DataOptions.single_sentence`), not paired
 # with a random document, so that a held-out SOP pair's label 1 means
-# "swapped" and neither set leans to one label (training data keeps the
-# reference's sampling).
+# "swapped" and neither set leans to one label (training pairs follow
+# `AblationSettings.single_sentence`: the reference's sampling by default).
 HELDOUT_SINGLE_SENTENCE = "split"
 
 
@@ -76,7 +77,8 @@ def data_options(settings, task, split):
         max_predictions_per_seq=settings.max_predictions_per_seq,
         dupe_factor=settings.dupe_factor if split == "train" else 1,
         random_next_sentence=task == "nsp",
-        single_sentence=HELDOUT_SINGLE_SENTENCE if split == "heldout" else "random_b",
+        single_sentence=(HELDOUT_SINGLE_SENTENCE if split == "heldout"
+                         else settings.single_sentence),
         random_seed=settings.data_seed + (0 if split == "train" else 1))
 
 
@@ -84,7 +86,8 @@ def data_folder(settings, tokenizer):
     """`<output_dir>/data/<fingerprint>-<hash>`: one folder per tokenizer and data settings."""
     key = json.dumps([settings.corpus, settings.input_format, settings.max_seq_length,
                       settings.max_predictions_per_seq, settings.dupe_factor,
-                      settings.heldout_fraction, settings.data_seed, HELDOUT_SINGLE_SENTENCE])
+                      settings.heldout_fraction, settings.data_seed, HELDOUT_SINGLE_SENTENCE]
+                     + ([] if settings.single_sentence == RANDOM_B else [settings.single_sentence]))
     digest = hashlib.sha256(key.encode()).hexdigest()[:10]
     return os.path.join(settings.output_dir, DATA_DIR, f"{tokenizer.fingerprint()}-{digest}")
 

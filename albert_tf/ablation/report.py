@@ -98,6 +98,7 @@ def notes(rows):
     extra = [] if mlm is None else [
         f"baseline on the same held-out data: MLM most frequent token {mlm:.4f}."]
     for r, d in zip(rows, details):
+        extra += collapsed(r, mlm)
         for task in SENTENCE_TASKS:
             interval = d.get(f"{task}_ci95")
             if interval and sentence_scores.too_small({"ci95": interval}):
@@ -107,6 +108,30 @@ def notes(rows):
                     f"{interval[0]:.3f}-{interval[1]:.3f}): too few to tell models apart; "
                     "give more text (or a larger --heldout_fraction, --eval_batches).")
     return (*NOTES, *extra)
+
+
+# An MLM accuracy within this of the most frequent token's share predicts that token.
+MLM_COLLAPSE_MARGIN = 0.005
+
+
+def collapsed(row, mlm_baseline):
+    """Warnings for a variant that learnt nothing the table could rank it by: its
+    masked-LM predictions at the most-frequent-token baseline, or its own sentence
+    head answering one label whatever the pair (balanced accuracy 0.5)."""
+    found = []
+    accuracy = row.get("mlm_accuracy")
+    if mlm_baseline is not None and accuracy is not None and \
+            accuracy <= mlm_baseline + MLM_COLLAPSE_MARGIN:
+        found.append(f"warning: {row['variant']}'s MLM accuracy {accuracy:.4f} is the most "
+                     f"frequent token's share ({mlm_baseline:.4f}): it predicts one token, a "
+                     "collapsed run (another seed or a lower --learning_rate).")
+    details = row.get("details") or {}
+    for task in SENTENCE_TASKS:
+        if details.get(f"{task}_scored_by", "").endswith("head") and \
+                row.get(f"{task}_balanced_accuracy") == 0.5:
+            found.append(f"warning: {row['variant']}'s sentence head answers one label "
+                         f"whatever the {task} pair (balanced accuracy 0.5).")
+    return found
 
 
 def markdown(rows):

@@ -4,6 +4,7 @@ import dataclasses
 
 from albert_tf.ablation.grid import SENTENCE_TASKS
 from albert_tf.pretraining.documents import INPUT_FORMATS
+from albert_tf.pretraining.instances import RANDOM_B, SINGLE_SENTENCES
 from albert_tf.settings import (NON_NEGATIVE, OPEN_PROBABILITY, POSITIVE, POSITIVE_REAL,
                                 PROBABILITY, Settings, setting)
 from albert_tf.training.settings import OPTIMIZERS, PRECISIONS
@@ -53,6 +54,12 @@ class AblationSettings(Settings):
                                            rule=POSITIVE)
     dupe_factor: int = setting(2, "Passes over the corpus when making the data.",
                                rule=POSITIVE)
+    single_sentence: str = setting(
+        RANDOM_B, "Training pairs from a one-sentence chunk: random_b: B from a random other "
+        "document, label 1 in both tasks (the reference's sampling, common at short "
+        "--max_seq_length; a sentence head can learn that shape instead of its task); "
+        "split: the sentence cut at a random word boundary, labelled like any pair. "
+        "Held-out pairs are always cut so.", choices=SINGLE_SENTENCES)
     heldout_fraction: float = setting(0.05, "Share of each corpus file held out (its end).",
                                       rule=OPEN_PROBABILITY)
     batch_size: int = setting(32, "Pretraining batch size.", rule=POSITIVE)
