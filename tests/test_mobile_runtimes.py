@@ -45,19 +45,25 @@ def sst2(tmp_path_factory):
     return path, module, out
 
 
-def test_mediapipe_text_classifier_gives_the_saved_models_scores(sst2):
+def assert_classifies_as(model_path, labels, typed, expected):
+    """MediaPipe's `TextClassifier` on `model_path` scores each text of `typed` as
+    `expected` (one row of the SavedModel's probabilities per text, in `labels`' order)."""
     from mediapipe.tasks.python import core, text
 
-    path, module, out = sst2
-    expected = helpers.signature(path)(text=np.array(TEXTS))["probabilities"].numpy()
     options = text.TextClassifierOptions(base_options=core.base_options.BaseOptions(
-        model_asset_path=str(out / "model.tflite")), max_results=-1)
+        model_asset_path=str(model_path)), max_results=-1)
     with text.TextClassifier.create_from_options(options) as classifier:
-        for sentence, want in zip(TEXTS, expected):
+        for sentence, want in zip(typed, expected):
             categories = classifier.classify(sentence).classifications[0].categories
             got = {c.category_name: c.score for c in categories}
-            np.testing.assert_allclose([got[label] for label in module.labels], want,
-                                       atol=1e-5, err_msg=sentence)
+            np.testing.assert_allclose([got[label] for label in labels], want, atol=1e-5,
+                                       err_msg=sentence)
+
+
+def test_mediapipe_text_classifier_gives_the_saved_models_scores(sst2):
+    path, module, out = sst2
+    expected = helpers.signature(path)(text=np.array(TEXTS))["probabilities"].numpy()
+    assert_classifies_as(out / "model.tflite", module.labels, TEXTS, expected)
 
 
 def test_mediapipe_text_embedder_gives_the_pooled_output(sst2):
@@ -99,8 +105,6 @@ def test_mediapipe_classifies_chinese_with_the_wordpiece_vocabulary(tmp_path):
     """A Chinese WordPiece model (BertTokenizerOptions in the metadata): MediaPipe's
     own tokenizer gives the SavedModel's scores on raw Chinese text, and on accented
     or full-width Latin text once the app normalizes it as SERVING.md says."""
-    from mediapipe.tasks.python import core, text
-
     path = helpers.chinese_export(tmp_path, "tnews")
     model_dir = str(tmp_path / "model")
     module, _ = finetuned.build_serving_module(model_dir)
@@ -109,14 +113,7 @@ def test_mediapipe_classifies_chinese_with_the_wordpiece_vocabulary(tmp_path):
     texts = TEXTS_ZH + TEXTS_ZH_FOLDED
     expected = helpers.signature(path)(text=np.array(texts))["probabilities"].numpy()
     typed = TEXTS_ZH + [app_normalized(t) for t in TEXTS_ZH_FOLDED]
-    options = text.TextClassifierOptions(base_options=core.base_options.BaseOptions(
-        model_asset_path=str(tmp_path / "zh.tflite")), max_results=-1)
-    with text.TextClassifier.create_from_options(options) as classifier:
-        for sentence, want in zip(typed, expected):
-            categories = classifier.classify(sentence).classifications[0].categories
-            got = {c.category_name: c.score for c in categories}
-            np.testing.assert_allclose([got[label] for label in module.labels], want,
-                                       atol=1e-5, err_msg=sentence)
+    assert_classifies_as(tmp_path / "zh.tflite", module.labels, typed, expected)
 
 
 ANSWER_SCRIPT = """
