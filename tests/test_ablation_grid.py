@@ -157,3 +157,23 @@ def test_training_pairs_can_be_cut_as_the_held_out_ones_are():
     assert data_folder(cut, Vocabulary()) != data_folder(reference, Vocabulary())
     assert data_folder(reference, Vocabulary()) == "g/data/v-" + hashlib.sha256(
         '["c.txt", "prose", 128, 20, 2, 0.05, 12345, "split"]'.encode()).hexdigest()[:10]
+
+
+def test_the_table5_miniature_config_is_a_valid_grid():
+    """configs/table5_mini.json (README's Table 5 in miniature) names only ablate's
+    settings, with values they take, and one budget."""
+    import json
+    import os
+
+    from conftest import FIXTURES
+
+    path = os.path.join(FIXTURES, "..", "..", "configs", "table5_mini.json")
+    with open(path) as f:
+        values = json.load(f)
+    settings = AblationSettings(output_dir="g", corpus="books/*.txt",  # checked as made
+                                vocab_file="30k-clean.model", **values)
+    base = grid.base_variant(AlbertConfig.preset(settings.model), settings.sentence_task,
+                             settings.seed)
+    assert [v.sentence_task for v in grid.parse_grid(settings.grid, base)] == [
+        "none", "nsp", "sop"]
+    assert settings.single_sentence == "split" and settings.budget_seconds * 3 <= 25 * 60
