@@ -23,7 +23,6 @@ import os
 from albert_tf.io_utils import atomic_file, read_text
 from albert_tf.pretraining.documents import expand_inputs
 from albert_tf.pretraining import sentence_scores
-from albert_tf.pretraining.instances import RANDOM_B
 from albert_tf.pretraining.options import DataOptions
 
 DATA_DIR = "data"
@@ -86,8 +85,8 @@ def data_folder(settings, tokenizer):
     """`<output_dir>/data/<fingerprint>-<hash>`: one folder per tokenizer and data settings."""
     key = json.dumps([settings.corpus, settings.input_format, settings.max_seq_length,
                       settings.max_predictions_per_seq, settings.dupe_factor,
-                      settings.heldout_fraction, settings.data_seed, HELDOUT_SINGLE_SENTENCE]
-                     + ([] if settings.single_sentence == RANDOM_B else [settings.single_sentence]))
+                      settings.heldout_fraction, settings.data_seed, HELDOUT_SINGLE_SENTENCE,
+                      settings.single_sentence])
     digest = hashlib.sha256(key.encode()).hexdigest()[:10]
     return os.path.join(settings.output_dir, DATA_DIR, f"{tokenizer.fingerprint()}-{digest}")
 
