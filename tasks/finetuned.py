@@ -65,7 +65,8 @@ class Finetuned:
             self.model(compute), tokenizer or self.tokenizer(host=False), self.settings,
             self.model_dir, export_options)
         return module, {"task": self.task.name, "max_seq_length": self.settings.max_seq_length,
-                        "model_dir": os.path.abspath(self.model_dir), **info}
+                        "model_dir": os.path.abspath(self.model_dir),
+                        "windows": module.text_windows(), **info}
 
 
 def load_finetuned(model_dir, host=True):

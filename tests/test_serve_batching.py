@@ -68,3 +68,55 @@ def test_a_full_queue_refuses_at_once():
             batcher.submit("k", call, {"x": np.array([3])}, 1)
 
     _run(main())
+
+
+def test_a_request_given_up_on_runs_no_more_of_its_parts():
+    """A 504 frees the server: the parts of a request still queued at its deadline
+    never reach the model (the part already running ends)."""
+    from albert_tf.serving.model import ExportModel
+    from albert_tf.serving.settings import ServeSettings
+
+    async def main():
+        calls = []
+        batcher = Batcher(max_batch_size=2, batch_timeout_ms=0, max_queue_size=10)
+        batcher.start()
+        model = ExportModel("m", "root", None, ServeSettings(model="root"))
+        futures = batcher.submit_parts(None, _doubling(calls, seconds=0.3),
+                                       [({"x": np.array([i, i])}, 2, 2) for i in range(4)])
+        with pytest.raises(asyncio.TimeoutError):
+            await model._answer(futures, timeout=0.1)
+        await asyncio.sleep(0.8)
+        await batcher.stop()
+        return calls, [f.cancelled() for f in futures]
+
+    calls, cancelled = _run(main())
+    assert calls == [2] and cancelled == [True] * 4
+
+
+def test_parts_of_one_request_share_calls_with_others_up_to_the_batch():
+    async def main():
+        calls = []
+        batcher = Batcher(max_batch_size=4, batch_timeout_ms=50, max_queue_size=10)
+        batcher.start()
+        call = _doubling(calls)
+        futures = batcher.submit_parts("k", call, [({"x": np.arange(3)}, 3, 3),
+                                                   ({"x": np.arange(3, 5)}, 2, 2)])
+        other = batcher.submit("k", call, {"x": np.array([9])}, 1)
+        answers = await asyncio.gather(*futures, other)
+        await batcher.stop()
+        return calls, [a["y"].tolist() for a in answers]
+
+    calls, answers = _run(main())
+    assert calls == [4, 2] and answers == [[0, 2, 4], [6, 8], [18]]
+
+
+def test_parts_that_do_not_fit_in_the_queue_are_refused_together():
+    async def main():
+        batcher = Batcher(max_batch_size=1, batch_timeout_ms=0, max_queue_size=3)
+        call = _doubling([])
+        batcher.submit("k", call, {"x": np.array([1])}, 1)
+        with pytest.raises(QueueFull):
+            batcher.submit_parts("k", call, [({"x": np.array([i])}, 1, 1) for i in range(3)])
+        return batcher.queued
+
+    assert _run(main()) == 1

@@ -83,15 +83,3 @@ def test_each_export_answers_the_hostile_set_with_200_or_a_json_4xx(tmp_path_fac
     finally:
         returncode, _, output = server.stop()
     assert returncode == 0, output[-3000:]
-
-
-def test_model_rows_count_questions_times_choices():
-    import numpy as np
-
-    from albert_tf.serving.model import model_rows
-
-    assert model_rows({"question": np.array(["q"] * 3, object),
-                       "choices": np.array([["a"] * 7] * 3, object)}) == 21
-    assert model_rows({"text_a": np.array(["a"] * 5, object),
-                       "text_b": np.array(["b"] * 5, object)}) == 5
-    assert model_rows({"token_ids": np.zeros((4, 9), np.int32)}) == 4

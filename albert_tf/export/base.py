@@ -174,6 +174,15 @@ class ServingModule(tf.Module):
                                   parallel_iterations=1)
         return {k: a.concat()[:rows] for k, a in arrays.items()}
 
+    def text_windows(self):
+        """JSON-able, for a server to count a request's sequences before running it
+        (`albert_tf.serving.model.row_costs`): None when each row is one sequence;
+        for an export that reads long texts in windows, the raw-text `inputs`
+        windowed, each window's `room` for their tokens and the `step` between
+        windows at their smallest, and the tokens of a row read at most
+        (`max_tokens`)."""
+        return None
+
     def decoding_settings(self):
         """JSON-able: what a client running `encoded` (TFLite) needs to answer as
         `serving_default` does: `kind`, the raw-text `inputs`, the task's labels

@@ -84,6 +84,17 @@ class ClassifierServing(ServingModule):
             logits = window_mean(logits, packed["text"], texts)
         return self.decode(logits)
 
+    def text_windows(self):
+        if self.windows is None:
+            return None
+        # A pair windows its longer text beside at most half the budget of the other.
+        budget = self.max_seq_length - (3 if self.pair else 2)
+        room = budget - budget // 2 if self.pair else budget
+        stride = self.windows.stride
+        return {"inputs": ["text_a", "text_b"] if self.pair else ["text"], "room": room,
+                "step": min(room, stride) if stride else max(room // 2, 1),
+                "max_tokens": text_limit.WINDOWED_LENGTHS * self.max_seq_length}
+
     def decoding_settings(self):
         """Inputs, labels, how many tokens of a text are read (`text_tokens`), and
         for windowed exports the windows' stride (`window_stride`, else None)."""

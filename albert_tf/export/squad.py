@@ -65,6 +65,11 @@ class SquadServing(ServingModule):
         self.min_length = max(getattr(model, "start_n_top", 1), getattr(model, "end_n_top", 1))
         self.define_signatures(self._serve, ("question", "context"))
 
+    def text_windows(self):
+        room = self.max_seq_length - self.max_query_length - 3  # the longest question's
+        return {"inputs": ["context"], "room": room, "step": min(room, self.doc_stride),
+                "max_tokens": text_limit.WINDOWED_LENGTHS * self.max_seq_length}
+
     def decoding_settings(self):
         return {"kind": "question_answering", "inputs": ["question", "context"],
                 "head": self.head, "v2": bool(self.v2), "doc_stride": int(self.doc_stride),

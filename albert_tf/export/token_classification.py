@@ -69,6 +69,13 @@ class TokenClassifierServing(ServingModule):
         return {"kind": "token_classification", "inputs": ["text"], "tags": list(self.tags),
                 "crf": self._crf_scores()}
 
+    def text_windows(self):
+        from albert_tf.steps import text_limit
+
+        room = self.max_seq_length - 2  # consecutive windows
+        return {"inputs": ["text"], "room": room, "step": room,
+                "max_tokens": text_limit.WINDOWED_LENGTHS * self.max_seq_length}
+
     def _windows(self, ids, first):
         """Packed windows of ragged `ids`: model inputs, word mask, and each
         token's (row, column)."""

@@ -2,7 +2,7 @@
 
 One worker takes the oldest waiting request and adds every other waiting
 request of the same signature (and version) while the batch has room
-(`max_batch_size` rows), waiting up to `batch_timeout_ms` for more when it
+(`max_batch_size` sequences of the model: a request part's `cost`), waiting up to `batch_timeout_ms` for more when it
 is not full; it then calls the signature once, in a thread (TensorFlow
 releases the GIL, so the event loop keeps reading requests meanwhile), and
 gives each request its own rows of the outputs. (The wait starts when the
@@ -13,9 +13,12 @@ model's calls cost more per row the smaller they are.) Signatures whose rows do 
 line up across requests (`versions.Signature.batchable`) run one request a
 call, through the same queue.
 
-The queue is bounded: `submit` raises `QueueFull` at once when
-`max_queue_size` requests wait. A request past its deadline is dropped from
-the queue, never run.
+A request of many sequences is submitted as consecutive parts of at most
+`max_batch_size` sequences each (`submit_parts`), so that no call of the model
+runs more than one batch's worth and a request given up on (its deadline
+passed) loses only the part already running: its parts still queued are
+dropped, never run. The queue is bounded: submitting raises `QueueFull` at
+once when the parts would take it past `max_queue_size`.
 """
 
 import asyncio
@@ -31,16 +34,19 @@ class QueueFull(RuntimeError):
 
 
 class _Waiting:
-    def __init__(self, key, call, arrays, rows, future):
-        self.key, self.call, self.arrays, self.rows, self.future = key, call, arrays, rows, future
+    def __init__(self, key, call, arrays, rows, cost, future):
+        self.key, self.call, self.arrays, self.rows = key, call, arrays, rows
+        self.cost, self.future = cost, future
 
 
 class Batcher:
     """`await batcher.submit(key, call, arrays, rows)` -> that request's outputs.
 
     key: requests of one key may share a call (None: never shared); call:
-    `{name: array} -> {name: array}`, the signature on numpy arrays;
-    on_batch(rows): told the rows of every call made (for the metrics).
+    `{name: array} -> {name: array}`, the signature on numpy arrays; rows: the
+    arrays' first dimension; cost: the sequences the model runs for them
+    (default: rows); on_batch(cost): told the sequences of every call made
+    (for the metrics).
     """
 
     def __init__(self, max_batch_size, batch_timeout_ms, max_queue_size, on_batch=None):
@@ -66,16 +72,24 @@ class Batcher:
         self._worker.cancel()
         self._executor.shutdown(wait=False)
 
-    def submit(self, key, call, arrays, rows):
+    def submit(self, key, call, arrays, rows, cost=None):
         """A future of the request's outputs; raises QueueFull when the queue is full."""
-        if len(self._waiting) >= self.max_queue_size:
+        return self.submit_parts(key, call, [(arrays, rows, rows if cost is None else cost)])[0]
+
+    def submit_parts(self, key, call, parts):
+        """Futures of the outputs of each of one request's `parts` (`(arrays, rows,
+        cost)`, run in their order, each in one call); all queued or, when they do
+        not fit in the queue, none (QueueFull)."""
+        if len(self._waiting) + len(parts) > self.max_queue_size:
             raise QueueFull(f"server busy: {len(self._waiting)} requests wait for the model "
                             f"(--max_queue_size={self.max_queue_size}); retry later")
-        future = asyncio.get_running_loop().create_future()
-        self._waiting.append(_Waiting(key, call, arrays, rows, future))
+        loop = asyncio.get_running_loop()
+        futures = [loop.create_future() for _ in parts]
+        self._waiting.extend(_Waiting(key, call, arrays, rows, cost, future)
+                             for (arrays, rows, cost), future in zip(parts, futures))
         if self._wake is not None and not self._wake.done():
             self._wake.set_result(None)
-        return future
+        return futures
 
     async def _arrival(self, timeout=None):
         """Returns when a request is submitted, or after `timeout` seconds (None: never)."""
@@ -97,7 +111,7 @@ class Batcher:
             if not batch:
                 continue
             arrays = {n: np.concatenate([w.arrays[n] for w in batch]) for n in batch[0].arrays}
-            self.on_batch(sum(w.rows for w in batch))
+            self.on_batch(sum(w.cost for w in batch))
             try:
                 outputs = await loop.run_in_executor(self._executor, batch[0].call, arrays)
             except Exception as e:  # noqa: BLE001 - each request of the batch gets the error
@@ -116,19 +130,19 @@ class Batcher:
         while not self._live_head():
             await self._arrival()
         first = self._waiting.popleft()
-        batch, rows = [first], first.rows
+        batch, cost = [first], first.cost
         if first.key is None:
             return batch
         deadline = time.monotonic() + self.timeout
         while True:
             for w in list(self._waiting):
-                if w.key == first.key and rows + w.rows <= self.max_batch_size:
+                if w.key == first.key and cost + w.cost <= self.max_batch_size:
                     self._waiting.remove(w)
                     if not w.future.done():
                         batch.append(w)
-                        rows += w.rows
+                        cost += w.cost
             left = deadline - time.monotonic()
-            if rows >= self.max_batch_size or left <= 0:
+            if cost >= self.max_batch_size or left <= 0:
                 return batch
             await self._arrival(left)
 

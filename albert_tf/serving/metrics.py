@@ -13,7 +13,7 @@ REQUESTS = Counter("albert_tf_serve_requests", "Predict requests answered, by HT
                    ["code"])
 LATENCY = Histogram("albert_tf_serve_request_seconds", "Predict latency, arrival to answer.",
                     buckets=(.005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30, 60))
-BATCH_ROWS = Histogram("albert_tf_serve_batch_rows", "Rows of each call of the model.",
+BATCH_ROWS = Histogram("albert_tf_serve_batch_rows", "Sequences of each call of the model.",
                        buckets=(1, 2, 4, 8, 16, 32, 64, 128, 256, 512))
 QUEUED = Gauge("albert_tf_serve_queued_requests", "Requests waiting for the model.")
 VERSION = Gauge("albert_tf_serve_model_version", "The export version served.")

@@ -16,6 +16,7 @@ import logging
 import time
 
 import kserve
+import numpy as np
 from kserve.errors import InvalidInput
 
 from albert_tf.serving import metrics, rest
@@ -29,13 +30,42 @@ class TooManyRows(ValueError):
     """A request whose model rows exceed --max_rows_per_request (the server answers 413)."""
 
 
-def model_rows(arrays):
-    """The sequences the model runs for a request, before the windows of long texts
-    (which the export bounds per text): its rows times the items of a row's list
-    input (a multiple-choice question's choices, a CHID passage's candidates); for
-    an input of token ids, its rows."""
-    return max(int(a.size) if a.dtype == object else int(a.shape[0]) if a.ndim else 1
-               for a in arrays.values())
+def row_costs(arrays, windows=None):
+    """The sequences the model runs for each row of a request (int64 `(rows,)`):
+    the items of a row's list input (a multiple-choice question's choices, a CHID
+    passage's candidates), times, for an export that reads long texts in windows
+    (`windows`: the export's `text_windows()`), the windows its texts can take.
+
+    A text of n characters is counted as n + 1 tokens, at most the export's
+    `max_tokens`: a token spells at least one character, but for a word-initial
+    "▁" of its own (NFKC expansions such as "ﬁ" aside, which the export's cut of
+    each text at `max_tokens` tokens bounds)."""
+    rows = next(iter(arrays.values())).shape[0]
+    cost = np.ones(rows, np.int64)
+    for a in arrays.values():
+        if a.dtype == object and a.ndim > 1:
+            cost *= int(np.prod(a.shape[1:]))
+    if windows:
+        tokens = np.zeros(rows, np.int64)
+        for name in windows["inputs"]:
+            if name in arrays and arrays[name].dtype == object and arrays[name].ndim == 1:
+                tokens += [len(t.decode("utf-8", "replace")) + 1 for t in arrays[name]]
+        tokens = np.minimum(tokens, windows["max_tokens"])
+        room, step = windows["room"], windows["step"]
+        cost *= 1 + -(-np.maximum(tokens - room, 0) // step)
+    return cost
+
+
+def parts(costs, most):
+    """`[(start, stop)]`: consecutive runs of rows of at most `most` sequences
+    each (a row of more is a part alone)."""
+    found, start, total = [], 0, 0
+    for i, cost in enumerate(costs):
+        if i > start and total + cost > most:
+            found.append((start, i))
+            start, total = i, 0
+        total += cost
+    return found + [(start, len(costs))]
 
 
 class ShuttingDown(RuntimeError):
@@ -98,19 +128,26 @@ class ExportModel(kserve.Model):
         metrics.VERSION.set(loaded.version)
         log.warning("serving version %s (%s)", loaded.version, loaded.folder)
 
-    async def _answer(self, future, timeout):
-        """`future`'s outputs; `ShuttingDown` once `closing` is set first."""
-        if self.closing is None:
-            return await asyncio.wait_for(future, timeout)
-        closing = asyncio.ensure_future(self.closing.wait())
+    async def _answer(self, futures, timeout):
+        """The outputs of each of `futures` (a request's parts); `ShuttingDown` once
+        `closing` is set first. A request given up on (its deadline passed, the
+        shutdown, a part refused) cancels its parts, so the ones still queued
+        never run."""
+        every = asyncio.gather(*futures)
+        closing = asyncio.ensure_future(self.closing.wait()) if self.closing else None
         try:
-            done, _ = await asyncio.wait({future, closing}, timeout=timeout,
-                                         return_when=asyncio.FIRST_COMPLETED)
+            done, _ = await asyncio.wait({every} | ({closing} if closing else set()),
+                                         timeout=timeout, return_when=asyncio.FIRST_COMPLETED)
         finally:
-            closing.cancel()
-        if future in done:
-            return future.result()
-        future.cancel()
+            if closing is not None:
+                closing.cancel()
+        if every in done and not every.exception():
+            return every.result()
+        for future in futures:
+            future.cancel()
+        if every in done:
+            raise every.exception()
+        every.cancel()
         if closing in done:
             raise ShuttingDown("the server is shutting down; retry on another replica")
         raise asyncio.TimeoutError()
@@ -124,22 +161,23 @@ class ExportModel(kserve.Model):
             raise InvalidInput(str(e)) from None
         if request.rows == 0:
             raise InvalidInput("the request has no rows")
-        sequences = model_rows(request.arrays)
-        if sequences > self.settings.max_rows_per_request:
-            raise TooManyRows(f"the request asks for {sequences} model rows ({request.rows} "
-                              f"row(s) x their lists of items), over --max_rows_per_request="
-                              f"{self.settings.max_rows_per_request}; split it")
-        if request.rows > self.settings.max_batch_size:
-            raise InvalidInput(f"the request has {request.rows} rows, over --max_batch_size="
-                               f"{self.settings.max_batch_size}; split it")
         signature = served.signatures[request.signature_name]
+        costs = row_costs(request.arrays, signature.windows)
+        if costs.sum() > self.settings.max_rows_per_request:
+            raise TooManyRows(f"the request asks for {costs.sum()} model rows ({request.rows} "
+                              f"row(s) x their lists of items or the windows of their texts), "
+                              f"over --max_rows_per_request="
+                              f"{self.settings.max_rows_per_request}; split it")
         key = (served.version, request.signature_name) if signature.batchable else None
-        future = self.batcher.submit(key, lambda arrays: call(signature, arrays),
-                                     request.arrays, request.rows)
+        futures = self.batcher.submit_parts(
+            key, lambda arrays: call(signature, arrays),
+            [({n: a[start:stop] for n, a in request.arrays.items()}, stop - start,
+              int(costs[start:stop].sum()))
+             for start, stop in parts(costs, self.settings.max_batch_size)])
         metrics.QUEUED.set(self.batcher.queued)
         timeout = self.settings.request_timeout_s - (time.monotonic() - arrived)
         try:
-            outputs = await self._answer(future, timeout)
+            outputs = await self._answer(futures, timeout)
         except asyncio.TimeoutError:
             raise DeadlineExceeded(f"no answer within --request_timeout_s="
                                    f"{self.settings.request_timeout_s:g}") from None

@@ -178,10 +178,13 @@ def _batch_size(arrays):
     return next(iter(sizes.values()))
 
 
-def answer(form, outputs):
-    """The response body: `outputs` (name -> numpy array, batch first) as TF Serving
-    writes them for a request of `form`."""
-    values = {n: _json(a) for n, a in sorted(outputs.items())}
+def answer(form, parts):
+    """The response body: the outputs of a request's parts (each name -> numpy
+    array, batch first, in the request's row order) as TF Serving writes them
+    for a request of `form`. A part's arrays are padded to its own longest row
+    (the exports' padding), so the rows of parts are joined as JSON lists."""
+    values = {n: [row for part in parts for row in _json(part[n])]
+              for n in sorted(parts[0])}
     if form == COLUMNAR:
         return {"outputs": next(iter(values.values())) if len(values) == 1 else values}
     rows = len(next(iter(values.values())))

@@ -20,9 +20,11 @@ class ServeSettings(Settings):
     port: int = setting(8501, help="The HTTP port (TF Serving's REST port).", rule=PORT)
     host: str = setting("127.0.0.1", help="The address to listen on (0.0.0.0: every "
                         "interface, as in a container).")
-    max_batch_size: int = setting(32, help="Rows per call of the model: requests waiting "
-                                  "together are run as one batch of at most this many rows; "
-                                  "a request of more rows gets 400.", rule=POSITIVE)
+    max_batch_size: int = setting(32, help="Sequences per call of the model: requests "
+                                  "waiting together are run as one batch of at most this "
+                                  "many; a request of more runs in consecutive calls of at "
+                                  "most this many each, and one past its deadline runs no "
+                                  "more of them.", rule=POSITIVE)
     batch_timeout_ms: float = setting(2.0, help="How long a batch that is not full waits "
                                       "for more requests before it runs.", rule=NON_NEGATIVE)
     max_queue_size: int = setting(64, help="Requests waiting for the model at most; one more "

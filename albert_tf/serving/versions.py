@@ -95,6 +95,9 @@ class Signature:
         # input name -> the data column it was trained from (`albert_tf_export.json`'s
         # "columns"), which a request may name instead.
         self.columns = {}
+        # The export's `text_windows()` ("windows" in its description): how many
+        # sequences a long text becomes (None: one per text).
+        self.windows = None
         self.inputs, self.outputs = specs(definition.inputs), specs(definition.outputs)
         self.batchable = all(shape and shape[0] is None and None not in shape[1:]
                              for _, shape in (*self.inputs.values(), *self.outputs.values()))
@@ -140,7 +143,9 @@ class LoadedVersion:
         for signature in self.signatures.values():
             signature.warm_up()
         if DEFAULT in self.signatures:
-            self.signatures[DEFAULT].columns = _columns(folder)
+            info = _info(folder)
+            self.signatures[DEFAULT].columns = _columns(info)
+            self.signatures[DEFAULT].windows = _windows(info)
         # TF Serving's SignatureDefMap, written as its REST API writes protos.
         self.metadata = {
             "model_spec": {"name": name, "signature_name": "", "version": str(version)},
@@ -151,14 +156,31 @@ class LoadedVersion:
         }
 
 
-def _columns(folder):
-    """The export's `columns` (input -> the data column it was trained from); {}
-    for a SavedModel without a description."""
+def _info(folder):
+    """The export's description (a dict; {} for a SavedModel without one)."""
     import json
 
     try:
         with open(os.path.join(folder, INFO_FILE), encoding="utf-8") as f:
-            columns = json.load(f).get("columns") or {}
-    except (OSError, ValueError, AttributeError):
+            info = json.load(f)
+    except (OSError, ValueError):
+        return {}
+    return info if isinstance(info, dict) else {}
+
+
+def _columns(info):
+    """The export's `columns` (input -> the data column it was trained from)."""
+    columns = info.get("columns")
+    if not isinstance(columns, dict):
         return {}
     return {k: v for k, v in columns.items() if isinstance(k, str) and isinstance(v, str)}
+
+
+def _windows(info):
+    """The export's `windows` when well formed, else None."""
+    windows = info.get("windows")
+    numbers = ("room", "step", "max_tokens")
+    if not (isinstance(windows, dict) and isinstance(windows.get("inputs"), list)
+            and all(isinstance(windows.get(k), int) and windows[k] > 0 for k in numbers)):
+        return None
+    return windows
