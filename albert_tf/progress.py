@@ -55,7 +55,7 @@ class Progress:
         self.total, self.what, self.unit = total, what, unit
         self.stream = stream or sys.stderr
         self.interval, self.enabled = interval, enabled
-        self.done = 0
+        self.done, self._printed = 0, None  # `done` when a line was last printed
         self.start = self._last = time.monotonic()
         self._bar = notebook_bar(total, what, unit) if enabled else None
         if enabled and self._bar is None and getattr(self.stream, "isatty", lambda: False)():
@@ -89,14 +89,17 @@ class Progress:
             return
         now = time.monotonic()
         if now - self._last >= self.interval:
-            self._last = now
+            self._last, self._printed = now, self.done
             print(self.line(now), file=self.stream, flush=True)
 
     def close(self):
+        """Prints the final line, unless the last update printed it already."""
         if not self.enabled:
             return
         if self._bar is not None:
             self._bar.close()
+        elif self._printed == self.done == self.total:
+            return
         print(self.line(), file=self.stream, flush=True)
 
     def __enter__(self):

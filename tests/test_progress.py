@@ -34,6 +34,17 @@ def test_slow_units_report_the_time_each_took_not_a_zero_rate(monkeypatch):
     assert Progress(3, "seeds", "done", stream=log).line() == "seeds: 0/3 done"
 
 
+def test_the_end_is_said_once_when_the_last_update_said_it(monkeypatch):
+    clock = iter([0.0, 60.0, 120.0, 120.0])
+    monkeypatch.setattr("albert_tf.progress.time.monotonic", lambda: next(clock))
+    log = io.StringIO()
+    with Progress(2, "seeds", "done", stream=log, interval=0) as progress:
+        progress.update()
+        progress.update()
+    assert log.getvalue().splitlines() == ["seeds: 1/2 done, 1:00 each, ETA 1:00",
+                                           "seeds: 2/2 done, 1:00 each, 2:00"]
+
+
 def test_finished_work_reports_its_duration_and_disabled_is_silent():
     log = io.StringIO()
     with Progress(2, "featurize train", "examples", stream=log, interval=1e9) as progress:
