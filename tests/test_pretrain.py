@@ -40,7 +40,21 @@ def test_pretrain_then_finetune_from_it(tmp_path):
     again = _pretrain(tmp_path / "run", data, model)  # the same command resumes
     assert again.returncode == 0, again.stderr[-3000:]
     with open(tmp_path / "run" / "pretrain_results.json") as f:
-        assert json.load(f)["train"]["resumed_from"] == 10
+        resumed = json.load(f)
+    assert resumed["train"]["resumed_from"] == 10
+
+    # Continued pretraining scores its starting point first: the saved model's own scores.
+    further = cli.run("albert_tf.pretrain", f"--input_files={data}-*", f"--eval_files={data}-*",
+                      f"--init_checkpoint={tmp_path / 'run' / 'model'}",
+                      f"--output_dir={tmp_path / 'further'}", "--max_seq_length=64",
+                      "--max_predictions_per_seq=10", "--batch_size=8", "--train_steps=2",
+                      "--warmup_steps=1", "--precision=fp32", "--eval_batches=5")
+    assert further.returncode == 0, further.stderr[-3000:]
+    assert "eval before training mlm_accuracy" in further.stdout
+    with open(tmp_path / "further" / "pretrain_results.json") as f:
+        start = json.load(f)["eval_init_checkpoint"]
+    for key in ("mlm_accuracy", "sop_accuracy", "masked_tokens"):
+        assert start[key] == pytest.approx(resumed["eval"][key], abs=1e-6), key
 
     tuned = cli.run("albert_tf.finetune", "--task=rte", f"--data_dir={cli.RTE}",
                     f"--init_checkpoint={tmp_path / 'run' / 'model'}",

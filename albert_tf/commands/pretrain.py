@@ -28,8 +28,10 @@ def run(settings):
     train = results["train"]
     print(f"train: {train['step']} steps, {train.get('train_examples_per_second', 0):.1f} "
           "sequences/s")
-    for name, value in results.get("eval", {}).items():
-        print(f"eval {name}: {value:.4f}" if isinstance(value, float) else f"eval {name}: {value}")
+    for scores, label in (("eval_init_checkpoint", "eval before training"), ("eval", "eval")):
+        for name, value in results.get(scores, {}).items():
+            print(f"{label} {name}: {value:.4f}" if isinstance(value, float)
+                  else f"{label} {name}: {value}")
     return results
 
 

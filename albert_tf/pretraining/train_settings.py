@@ -20,7 +20,9 @@ class PretrainSettings(TrainingSettings):
         False, "Initialise every layer group from group 0 of --init_checkpoint.")
     max_predictions_per_seq: int = setting(20, "Masked positions per sequence in the records.",
                                            rule=POSITIVE)
-    eval_files: str | None = setting(None, "TFRecords for MLM/SOP accuracy after training.",
+    eval_files: str | None = setting(None, "TFRecords for MLM/SOP accuracy after training "
+                                     "(and, with --init_checkpoint, before it: the "
+                                     "checkpoint's own scores, `eval_init_checkpoint`).",
                                      roles=("reads",))
     eval_batches: int = setting(50, "Batches of --eval_files evaluated.", rule=POSITIVE)
 

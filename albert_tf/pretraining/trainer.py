@@ -159,9 +159,11 @@ def run_pretraining(settings, verbose=True):
     if verbose and setup.chief:
         print(f"device: {setup.describe()}; a backbone of {model.backbone.count_params():,} "
               "parameters", flush=True)
-    results = {"precision": setup.policy, "xla": setup.jit, "replicas": setup.replicas,
-               "train": engine.train(model, strategy, make_train_dataset(settings, strategy),
-                                     settings, settings.output_dir, verbose, setup.worker)}
+    results = {"precision": setup.policy, "xla": setup.jit, "replicas": setup.replicas}
+    if settings.eval_files and settings.init_checkpoint:  # where continued pretraining starts
+        results["eval_init_checkpoint"] = evaluate(model, strategy, settings)
+    results.update({"train": engine.train(model, strategy, make_train_dataset(settings, strategy),
+                                     settings, settings.output_dir, verbose, setup.worker)})
     if settings.eval_files:
         results["eval"] = evaluate(model, strategy, settings)
     if setup.chief:
