@@ -123,8 +123,10 @@ def test_seeds_are_child_runs_of_the_sets_run(tmp_path, monkeypatch):
 
 
 # A search of trial processes (~10 s); child runs of one parent: the seeds' test above.
+# In the local SQLite store and through a real `mlflow server` (which takes string tags only).
 @pytest.mark.slow
-def test_a_searchs_trials_are_its_child_runs(tmp_path, monkeypatch):
+@pytest.mark.parametrize("store", ["sqlite", "server"])
+def test_a_searchs_trials_are_its_child_runs(tmp_path, monkeypatch, request, store):
     pytest.importorskip("optuna")
     from albert_tf.commands import search
     from albert_tf.tuning import watch
@@ -137,10 +139,13 @@ def test_a_searchs_trials_are_its_child_runs(tmp_path, monkeypatch):
 
     monkeypatch.setattr(watch, "start_finetune", start)
     root = str(tmp_path / "search")
+    uri = (request.getfixturevalue("mlflow_server") if store == "server"
+           else f"sqlite:///{root}/mlflow.db")
     search.PROGRAM.call({"task": "rte", "data_dir": cli.RTE, "output_dir": root,
                          "vocab_file": cli.SPM, "model": cli.tiny_model(str(tmp_path)),
                          "space": "learning_rate=1e-4,2e-4", "sampler": "grid", "trials": 2,
-                         "seeds_per_trial": 2, "max_seq_length": 64, "report_to": ["mlflow"]})
+                         "seeds_per_trial": 2, "max_seq_length": 64, "report_to": ["mlflow"],
+                         **({"mlflow_tracking_uri": uri} if store == "server" else {})})
     client, search_id = _run_of(root)
     tree = _tree(client, client.get_run(search_id).info.experiment_id)
     assert tree == {"search": None, "trial-0": "search", "trial-1": "search"}
@@ -153,7 +158,7 @@ def test_a_searchs_trials_are_its_child_runs(tmp_path, monkeypatch):
     # Each trial's runs are told to be the trial's children, in the search's store.
     trial_ids = {_run_of(os.path.join(root, f"trial-{n}"))[1] for n in (0, 1)}
     assert {c["mlflow_parent_run"] for c in configs} == trial_ids
-    assert {c["mlflow_tracking_uri"] for c in configs} == {f"sqlite:///{root}/mlflow.db"}
+    assert {c["mlflow_tracking_uri"] for c in configs} == {uri}
     search_run = client.get_run(search_id)
     assert search_run.info.status == "FINISHED"
     assert search_run.data.params["search.sampler"] == "grid"

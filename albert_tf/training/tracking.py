@@ -76,6 +76,9 @@ def flat(values, prefix=""):
 
 def _client(uri):
     mlflow = extras.load("mlflow", "--report_to=mlflow")
+    # MLflow prints two emoji lines of links at every run's end; the top run's link
+    # is said once instead, in the project's format (`MlflowRun.open`).
+    os.environ.setdefault("MLFLOW_SUPPRESS_PRINTING_URL_TO_STDOUT", "true")
     for noisy in ("mlflow", "alembic"):  # the store's one-time table creation, said at INFO
         logging.getLogger(noisy).setLevel(logging.WARNING)
     return mlflow.MlflowClient(tracking_uri=uri)
@@ -111,7 +114,11 @@ class MlflowRun:
                 location = "file://" + os.path.join(
                     os.path.dirname(uri[len("sqlite:///"):]), DEFAULT_ARTIFACTS)
             experiment_id = client.create_experiment(experiment, artifact_location=location)
-        return cls._create(client, folder, uri, experiment_id, name, parent, tags)
+        run = cls._create(client, folder, uri, experiment_id, name, parent, tags)
+        if parent is None and uri.startswith(("http://", "https://")):
+            print(f"mlflow: run {name!r} at {uri.rstrip('/')}/#/experiments/{experiment_id}"
+                  f"/runs/{run.run_id}", flush=True)
+        return run
 
     def child(self, folder, name, params=None, tags=None):
         """The run of `folder` as a child of this one (same store and experiment),
@@ -137,8 +144,10 @@ class MlflowRun:
 
     @classmethod
     def _create(cls, client, folder, uri, experiment_id, name, parent, tags):
+        # A tracking server takes string tag values only (the SQLite store any).
         run = client.create_run(experiment_id, run_name=name, tags={
-            **(tags or {}), **({PARENT_TAG: parent} if parent else {})})
+            k: str(v) for k, v in {**(tags or {}), **({PARENT_TAG: parent} if parent else {})
+                                   }.items()})
         os.makedirs(folder, exist_ok=True)
         with atomic_file(os.path.join(folder, RUN_FILE), encoding="utf-8") as f:
             json.dump({"tracking_uri": uri, "experiment_id": experiment_id,
