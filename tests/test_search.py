@@ -9,6 +9,8 @@ import time
 import optuna
 import pytest
 
+from albert_tf.errors import RunStopped
+
 from albert_tf.training.settings import FinetuneSettings
 from albert_tf.tuning import report, space, study, watch
 
@@ -332,6 +334,28 @@ def test_a_grid_search_stopped_in_its_first_trial_runs_every_point_once(tmp_path
     study.run_search(folder, again, parameters, 3, run_trial, log=lambda line: None)
     assert calls[0] == calls[1]  # trial 0 finished with its own point
     assert sorted(lr for _, lr in calls[1:]) == [1e-4, 3e-4, 5e-4]
+
+
+def test_a_trial_that_failed_runs_again_when_the_search_is_started_again(tmp_path):
+    parameters = _space("learning_rate=1e-4,3e-4 | batch_size=16,32")
+    folder, calls, lines = str(tmp_path / "search"), [], []
+
+    def run_trial(trial, params, path, reported):
+        calls.append((params["learning_rate"], params["batch_size"]))
+        if len(calls) == 1:
+            raise RunStopped("trial 0, seed 1: the run failed")  # e.g. the tracker was down
+        return {"state": "complete", "value": params["learning_rate"], "sd": None,
+                "values": {}}
+
+    first = study.open_study(folder, "maximize", "grid", parameters, seed=0, prune=False)
+    with pytest.raises(RunStopped):
+        study.run_search(folder, first, parameters, 4, run_trial, log=lambda line: None)
+    again = study.open_study(folder, "maximize", "grid", parameters, seed=0, prune=False)
+    records = study.run_search(folder, again, parameters, 4, run_trial, log=lines.append)
+    assert calls[1] == calls[0] and len(calls) == 5  # the failed point first, then the rest
+    assert sorted(calls[1:]) == [(1e-4, 16), (1e-4, 32), (3e-4, 16), (3e-4, 32)]
+    assert len(records) == 4
+    assert lines[0].startswith("trial 0 failed in an earlier start")
 
 
 def test_sigterm_reaches_the_running_fine_tuning_and_stops_the_search(tmp_path):

@@ -30,9 +30,17 @@ def run(settings):
           "sequences/s")
     for scores, label in (("eval_init_checkpoint", "eval before training"), ("eval", "eval")):
         for name, value in results.get(scores, {}).items():
-            print(f"{label} {name}: {value:.4f}" if isinstance(value, float)
-                  else f"{label} {name}: {value}")
+            print(f"{label} {name}: {_shown(value)}")
     return results
+
+
+def _shown(value):
+    """A score as printed: floats (also in an interval's list) to 4 decimals."""
+    if isinstance(value, float):
+        return f"{value:.4f}"
+    if isinstance(value, (list, tuple)):
+        return "[" + ", ".join(_shown(v) for v in value) + "]"
+    return str(value)
 
 
 PROGRAM = Program("pretrain", run, Flags(PretrainSettings))

@@ -12,8 +12,10 @@ A trial is a variant of `albert_tf.training.variant_runner.VariantRunner` (the r
 ablation grid, `--seeds` and `--kfold` use): done when its `result.json` is
 written. A search stopped part-way leaves its last trial RUNNING in the study;
 the next start finishes that trial first (its runs continue from their
-checkpoints, its finished seeds are read back), then asks Optuna for new ones
-until `trials` are complete or pruned. Finished trials are never run again.
+checkpoints, its finished seeds are read back); a trial that failed (which
+stops the search) has its parameters run again as a new trial; then Optuna is
+asked for new ones until `trials` are complete or pruned. Finished trials are
+never run again.
 """
 
 import json
@@ -83,6 +85,21 @@ def finished_trials(study):
     return study.get_trials(deepcopy=False, states=states)
 
 
+def _failed_before(study):
+    """The failed trials whose parameters no other trial has run or is running,
+    one per set of parameters."""
+    import optuna
+
+    failed, seen = [], [t.params for t in study.get_trials(deepcopy=False) if t.state in (
+        optuna.trial.TrialState.COMPLETE, optuna.trial.TrialState.PRUNED,
+        optuna.trial.TrialState.RUNNING, optuna.trial.TrialState.WAITING)]
+    for trial in study.get_trials(deepcopy=False, states=(optuna.trial.TrialState.FAIL,)):
+        if trial.params not in seen:
+            failed.append(trial)
+            seen.append(trial.params)
+    return failed
+
+
 def run_search(folder, study, parameters, trials, run_trial, log=say):
     """Runs trials until `trials` are finished (complete or pruned); returns the
     records of the finished ones, `{trial number: record}`.
@@ -119,6 +136,15 @@ def run_search(folder, study, parameters, trials, run_trial, log=say):
         # FrozenTrial has no public id; Trial(study, id) is Optuna's handle on a running trial.
         finish(optuna.trial.Trial(study, frozen._trial_id), frozen.params,
                set(frozen.intermediate_values))
+    for frozen in _failed_before(study):
+        # A failure stops the search; started again (the cause mended), the failed
+        # point is run first, as a new trial (Optuna's grid counts a failed one as done).
+        study.enqueue_trial(frozen.params)
+        trial = study.ask()
+        params = {p.name: p.suggest(trial) for p in parameters}
+        log(f"trial {frozen.number} failed in an earlier start: its parameters run again as "
+            f"trial {trial.number}")
+        finish(trial, params, set())
     while len(finished_trials(study)) < trials:
         if isinstance(study.sampler, optuna.samplers.GridSampler) and \
                 study.sampler.is_exhausted(study):
