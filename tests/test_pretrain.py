@@ -55,6 +55,8 @@ def test_pretrain_then_finetune_from_it(tmp_path):
         start = json.load(f)["eval_init_checkpoint"]
     for key in ("mlm_accuracy", "sop_accuracy", "masked_tokens"):
         assert start[key] == pytest.approx(resumed["eval"][key], abs=1e-6), key
+    # The checkpoint's vocabulary travels on, so that fine-tuning from the new folder works.
+    assert os.path.isfile(tmp_path / "further" / "model" / "spiece.model")
 
     tuned = cli.run("albert_tf.finetune", "--task=rte", f"--data_dir={cli.RTE}",
                     f"--init_checkpoint={tmp_path / 'run' / 'model'}",

@@ -139,12 +139,28 @@ def evaluate(model, strategy, settings):
             "masked_tokens": int(totals[1]), "sequences": int(len(orders))}
 
 
+def _vocabulary(settings, verbose):
+    """The host tokenizer the saved model folder keeps: `--vocab_file`'s, else the
+    `--init_checkpoint`'s own (continued pretraining), else None (the records hold
+    token ids; the folder then has no vocabulary, and says so)."""
+    if settings.vocab_file:
+        return load_tokenizer(settings.vocab_file, host=True)
+    if settings.init_checkpoint:
+        try:
+            return load_tokenizer(settings.init_checkpoint, host=True)
+        except FileNotFoundError as e:
+            if verbose:
+                print(f"warning: the model folder will hold no vocabulary ({e}); "
+                      "fine-tuning from it needs --vocab_file", flush=True)
+    return None
+
+
 def run_pretraining(settings, verbose=True):
     """Pretrains as `settings` say; returns the results (also in `pretrain_results.json`)."""
     expand_files(settings.input_files)  # before any work: the inputs exist
     if settings.eval_files:
         expand_files(settings.eval_files, "--eval_files")
-    tokenizer = load_tokenizer(settings.vocab_file, host=True) if settings.vocab_file else None
+    tokenizer = _vocabulary(settings, verbose)
     # The model XLA and layer execution are measured on (a checkpoint's is read for it).
     config = None
     if "auto" in (settings.xla, settings.layer_execution):
