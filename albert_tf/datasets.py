@@ -80,7 +80,7 @@ class DownloadSettings(Settings):
     checkpoint: tuple[str, ...] = setting((), help="Published checkpoints (albert_base_v2, "
                                           "hf:albert/albert-large-v2, google:albert_base_zh, "
                                           "...).")
-    output_dir: str = setting("data", help="Where data sets go.")
+    output_dir: str = setting("data", help="Where data sets go.", roles=("writes",))
 
     def checks(self):
         return [(bool(self.dataset or self.checkpoint),

@@ -11,6 +11,7 @@ Accepted besides an existing path: a published checkpoint name
 exists), comma-separated globs (each must match something), and "-" (stdin).
 """
 
+import contextlib
 import glob
 import os
 
@@ -42,3 +43,49 @@ def check(values, names):
             folder = os.path.dirname(os.path.abspath(absent[0]))
             where = "" if os.path.isdir(folder) else f" (no folder {folder})"
             raise FileNotFoundError(f"--{name}: {absent[0]}: no such file or folder{where}")
+
+
+@contextlib.contextmanager
+def naming_flags(values, names):
+    """Names the flag in an OSError or ValueError raised inside whose message
+    quotes the path one of `names` gave (flag name -> value in `values`) but not
+    the flag: `--vocab_file: random.bin: not a vocabulary file ...`, whichever
+    module found the file wanting."""
+    try:
+        yield
+    except (OSError, ValueError) as e:
+        named = _with_flag(e, values, names)
+        if named is None:
+            raise
+        raise named from e
+
+
+def _with_flag(error, values, names):
+    """`error` with `--NAME: ` before its message, or None (no path of `names` in
+    it, its flag named already, or the path given to more than one flag)."""
+    message = str(error)
+    # An OSError's file: the path or a folder above it (a file where a folder goes).
+    filename = getattr(error, "filename", None)
+    filename = os.path.abspath(filename) if isinstance(filename, str) and filename else None
+    quoted = [name for name in dict.fromkeys(names)
+              if any(_quotes(message, filename, part) for part in _parts(values.get(name)))]
+    if len(quoted) != 1 or f"--{quoted[0]}" in message:
+        return None
+    text = f"--{quoted[0]}: {message}"
+    try:
+        return type(error)(text)
+    except Exception:  # noqa: BLE001 - an error class with its own arguments
+        return (OSError if isinstance(error, OSError) else ValueError)(text)
+
+
+def _parts(value):
+    parts = value.split(",") if isinstance(value, str) else \
+        value if isinstance(value, (list, tuple)) else ()
+    return [p.strip() for p in parts if isinstance(p, str) and p.strip()]
+
+
+def _quotes(message, filename, part):
+    """Whether an error (its `message`, its OSError `filename`) is about `part`."""
+    full = os.path.abspath(os.path.expanduser(part))
+    return part in message or full in message or filename is not None and (
+        full == filename or full.startswith(filename.rstrip(os.sep) + os.sep))

@@ -334,8 +334,9 @@ def _delimited_rows(lines, name, delimiter):
         raise ValueError(f"{name}:{reader.line_num}: {e}") from None
 
 
-def expand_inputs(patterns):
-    """The files named by `patterns` (paths or globs), in order, without repeats.
+def expand_inputs(patterns, flag="--input"):
+    """The files named by `patterns` (paths or globs; given as `flag`), in order,
+    without repeats.
 
     Raises:
         ValueError: no pattern given, or a pattern matches no file.
@@ -347,7 +348,7 @@ def expand_inputs(patterns):
     for pattern in patterns:
         matches = sorted(p for p in glob.glob(pattern) if os.path.isfile(p))
         if not matches:
-            raise ValueError(f"--input: no file matches {pattern!r}")
+            raise ValueError(f"{flag}: no file matches {pattern!r}")
         files += [m for m in matches if m not in files]
     for path in files:
         if not os.access(path, os.R_OK):

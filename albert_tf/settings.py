@@ -61,6 +61,7 @@ ROLES = {
     "run_control": "asks a finished run to do a step again",
     "reads": "names a file or folder the command reads (checked to exist before TensorFlow "
              "loads, `albert_tf.input_paths`)",
+    "writes": "names a file, folder or path prefix the command writes",
 }
 
 

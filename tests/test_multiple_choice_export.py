@@ -215,4 +215,4 @@ def test_predict_reads_choice_lists_from_exports_and_model_folders(tmp_path):
     bad.write_text('{"context": "c", "question": "q", "choices": "a"}\n', encoding="utf-8")
     result = cli.run("albert_tf.predict", f"--model={tmp_path / 'export'}", f"--input={bad}")
     assert cli.one_line_error(result) == \
-        f"error: {bad}:1: 'choices' must be a list of strings (JSON lines), got str"
+        f"error: --input: {bad}:1: 'choices' must be a list of strings (JSON lines), got str"

@@ -108,7 +108,7 @@ def test_bad_input_names_the_file_and_line(tmp_path, tmp_path_factory, name, con
     path.write_bytes(content if isinstance(content, bytes) else content.encode())
     result = _predict(f"--model={version_dir}", f"--input={path}")
     line = cli.one_line_error(result)
-    assert line.startswith(f"error: {path}") and re.search(error, line), line
+    assert line.startswith(f"error: --input: {path}") and re.search(error, line), line
 
 
 def test_bad_flags_are_one_line_errors(tmp_path, tmp_path_factory):

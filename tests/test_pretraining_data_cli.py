@@ -64,5 +64,5 @@ def test_bad_input_text_names_file_and_line(tmp_path):
     bad = tmp_path / "bad.txt"
     bad.write_bytes(b"One sentence.\nAnother.\n\n\x80oops\n")
     result = run(MODULE, f"--input={bad}", f"--spm_model={SPM}", f"--output={tmp_path}/o")
-    assert one_line_error(result).startswith(f"error: {bad}:4: not UTF-8 (")
+    assert one_line_error(result).startswith(f"error: --input: {bad}:4: not UTF-8 (")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["bad.txt"]

@@ -104,7 +104,7 @@ def build_data(settings, tokenizer, train_tasks=DATA_TASKS, log=lambda line: Non
     from albert_tf.pretraining import pipeline
 
     folder = data_folder(settings, tokenizer)
-    text = write_split_corpus(expand_inputs(settings.corpus.split(",")),
+    text = write_split_corpus(expand_inputs(settings.corpus.split(","), "--corpus"),
                               settings.heldout_fraction, os.path.join(folder, "text"))
     wanted = [(task, split) for task in DATA_TASKS for split in SPLITS
               if split == "heldout" or task in train_tasks]

@@ -24,7 +24,7 @@ class AblationSettings(Settings):
     """
 
     output_dir: str = setting(help="The grid's folder: data/, one folder per variant, the "
-                              "table and the plots.")
+                              "table and the plots.", roles=("writes",))
     corpus: str = setting(help="Text files (comma-separated globs) to pretrain on; a share "
                           "of each (--heldout_fraction) is held out for evaluation.")
     vocab_file: str = setting(help="The vocabulary (e.g. a SentencePiece .model).",

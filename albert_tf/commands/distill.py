@@ -20,6 +20,7 @@ from albert_tf.commands import cli
 from albert_tf.commands.program import Flags, Program
 from albert_tf.config import preset_names
 from albert_tf.distillation.settings import DistillSettings
+from albert_tf.published import is_published_name
 from albert_tf.settings import merged
 from albert_tf.training import settings as settings_lib
 from albert_tf.training.settings import FinetuneSettings
@@ -33,10 +34,20 @@ NOT_INHERITED = ("output_dir", "init_checkpoint", "model", "vocab_file", "strate
                  "early_stopping_min_delta")
 
 
+# Fine-tuning flags a distillation run has but takes from elsewhere.
+UNUSED = {"model": "the student is --student: a preset, a config file or a checkpoint",
+          "init_checkpoint": "the student is --student: a preset, a config file or a checkpoint",
+          "vocab_file": "the student reads with its teacher's vocabulary"}
+
+
 def student_fields(student, init_from_teacher):
     """`{"model": ...}` (a preset or config file) or `{"init_checkpoint": ...}`."""
     if student in preset_names() or (student.endswith(".json") and os.path.isfile(student)):
         return {"model": student}
+    if not (os.path.exists(student) or os.path.exists(student + ".index")
+            or is_published_name(student)):
+        raise FileNotFoundError(f"--student={student}: not a preset ({', '.join(preset_names())})"
+                                ", a model config file or a checkpoint")
     if init_from_teacher:
         raise ValueError(f"--student={student} is a checkpoint (not a preset or config "
                          "file): it starts from its own weights, so --init_from_teacher has "
@@ -62,6 +73,9 @@ def resolve_settings(given):
             return load_task(saved.task), settings_lib.resumed(saved, given.flags)
     given.check_required()
     explicit = merged(given.config, given.flags)
+    for name, why in UNUSED.items():
+        if explicit.get(name) not in (None, ""):
+            raise ValueError(f"--{name}={explicit[name]}: not used by distill ({why})")
     cli.load_tensorflow()  # reading the teacher imports it: without its start-up noise
     from albert_tf.checkpoints import native
     from albert_tf.export.exporter import resolve_model_dir

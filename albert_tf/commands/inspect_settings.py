@@ -46,7 +46,7 @@ class InspectSettings(Settings):
     input: str | None = setting(None, help="Texts, one per line (--hidden_states).",
                                 roles=("reads",))
     output: str | None = setting(None, help="Folder for hidden_states.json and .png "
-                                 "(--hidden_states).")
+                                 "(--hidden_states).", roles=("writes",))
     compare: str | None = setting(None, help="A second checkpoint for the same texts and "
                                   "plot (--hidden_states).", roles=("reads",))
     vocab_file: str | None = setting(None, help="The vocabulary (--hidden_states); default: "

@@ -117,6 +117,9 @@ def run(settings, echo=True, predictor=None):
     (`albert_tf.api.load`)."""
     if settings.input and settings.input != "-" and not os.path.isfile(settings.input):
         raise FileNotFoundError(f"--input: no such file {settings.input}")
+    if settings.output and os.path.isdir(settings.output):
+        raise IsADirectoryError(f"--output: {settings.output} is a folder; give the file to "
+                                "write the JSON lines to")
     predictor = predictor or Predictor(settings.model)
     with _input_rows(settings, predictor) as rows, _output(settings.output, echo) as out:
         return predict_rows(predictor, rows, settings.batch_size, out, settings.raw,

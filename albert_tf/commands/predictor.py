@@ -45,7 +45,8 @@ class PredictSettings(Settings):
     format: str = setting("auto", "--input's format; auto: by extension (.csv, .tsv; "
                           "anything else JSON lines), as training reads its files.",
                           choices=ROW_FORMATS)
-    output: str | None = setting(None, "Write the JSON lines here instead of stdout.")
+    output: str | None = setting(None, "Write the JSON lines here instead of stdout.",
+                                 roles=("writes",))
     batch_size: int = setting(32, "Rows per call of the model.", rule=POSITIVE)
     raw: bool = setting(False, "Print the signature's outputs as they are (padded arrays) "
                         "instead of the readable form (token classification: words with "

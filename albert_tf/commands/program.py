@@ -160,9 +160,16 @@ class Program:
 
     def read_paths(self):
         """The flags that name a file or folder the command reads (role "reads")."""
+        return self._fields_with("reads")
+
+    def path_flags(self):
+        """The flags that name a file or folder the command reads or writes."""
+        return tuple(dict.fromkeys([*self._fields_with("reads"), *self._fields_with("writes")]))
+
+    def _fields_with(self, role):
         return tuple(dict.fromkeys(name for group in self.groups
                                    for settings_class in group.classes()
-                                   for name in settings_class.fields_with("reads")))
+                                   for name in settings_class.fields_with(role)))
 
     def flag_names(self):
         """Every flag of the command: the keyword arguments `call` takes."""
@@ -246,15 +253,25 @@ class Program:
     def _call(self, values, **extra):
         arguments = self.settings(values)
         self.check_paths(values)
-        return self.run(*arguments, **extra)
+        given = self._paths(values)
+        # The path flags, and any other flag given an existing path (--student=folder).
+        named = [*self.path_flags(), *(n for n, v in given.items() if isinstance(v, str)
+                                      and os.sep in v and os.path.exists(v))]
+        with input_paths.naming_flags(given, named):
+            return self.run(*arguments, **extra)
 
     def check_paths(self, values):
         """Raises FileNotFoundError naming the flag and the path of the first file
         or folder the command reads (`read_paths`) that does not exist."""
+        input_paths.check(self._paths(values), self.read_paths())
+
+    def _paths(self, values):
+        """The values given, by flag name: `--config`'s under the flags', a task's
+        options among them."""
         values = without_aliases(values, self._aliases())
         source = values.pop(CONFIG, None)
         paths = {**(self._read_config(source) if source else {}), **values}
-        input_paths.check({**paths, **(paths.get("task_options") or {})}, self.read_paths())
+        return {**paths, **(paths.get("task_options") or {})}
 
     # === From values to settings ===
 

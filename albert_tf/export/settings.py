@@ -19,7 +19,8 @@ from albert_tf.settings import POSITIVE, Settings, setting
 @dataclasses.dataclass(frozen=True, kw_only=True)
 class ExportSettings(Settings):
     model_dir: str = setting(help="A fine-tuned model/ folder, or the run's output folder.")
-    export_dir: str = setting(help="The export root; the version folder goes inside.")
+    export_dir: str = setting(help="The export root; the version folder goes inside.",
+                              roles=("writes",))
     version: int | None = setting(None, help="Version number (default: 1 + the highest "
                                   "existing).", rule=POSITIVE)
     precision: str = setting("auto", help="What the SavedModel computes in: fp32, bf16, or "

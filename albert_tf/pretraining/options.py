@@ -116,5 +116,6 @@ class DataFiles(Settings):
     vocab_file: str = setting(help="The vocabulary (e.g. ALBERT's 30k-clean.model), or a "
                               "local checkpoint folder that ships one.",
                               aliases=("spm_model",), roles=("reads",))
-    output: str = setting(help="Output prefix: writes PREFIX-0000i-of-0000N.tfrecord.")
+    output: str = setting(help="Output prefix: writes PREFIX-0000i-of-0000N.tfrecord.",
+                          roles=("writes",))
     progress: bool = setting(True, help="Report progress on stderr.")

@@ -27,10 +27,21 @@ from albert_tf.training.settings import DEFAULT_MODEL
 from albert_tf.training.setup import start_run
 
 def expand_files(patterns, what="--input_files"):
-    """Files matching comma-separated globs; an empty match is an error."""
+    """Files matching comma-separated globs; an empty match, a folder or a file
+    whose first record is not a TFRecord is an error naming `what` and the path."""
     files = sorted({f for p in patterns.split(",") if p for f in glob.glob(p)})
     if not files:
         raise FileNotFoundError(f"{what}: no file matches {patterns!r}")
+    for path in files:
+        if os.path.isdir(path):
+            raise IsADirectoryError(f"{what}: {path} is a folder; give its TFRecord files "
+                                    f"(e.g. {os.path.join(path, '*.tfrecord')})")
+        try:
+            for _ in tf.data.TFRecordDataset(path).take(1):
+                pass
+        except tf.errors.OpError as e:
+            raise ValueError(f"{what}: {path}: not a TFRecord file (create_pretraining_data "
+                             f"writes them): {e.message.splitlines()[0]}") from None
     return files
 
 

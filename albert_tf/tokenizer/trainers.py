@@ -27,7 +27,7 @@ class TrainSettings(Settings):
     vocab_size: int = setting(help="Pieces in the model, special symbols included.")
     output: str = setting(help="sentencepiece: an output path prefix (writes PREFIX.model "
                           "and PREFIX.vocab); wordpiece: an output folder (writes vocab.txt "
-                          "and tokenizer_config.json).")
+                          "and tokenizer_config.json).", roles=("writes",))
     lowercase: bool = setting(False, help="Lowercase the text first (an uncased model; for "
                               "WordPiece also strip accents, BERT's do_lower_case).")
     verbose: bool = setting(False, help="Show the trainer's log.")

@@ -42,7 +42,8 @@ EVAL_EVERY = Rule(lambda v: v == "epoch" or (isinstance(v, int) and v >= 1),
 class TrainingSettings(Settings):
     """What every training run reads: starting point, optimisation, devices, checkpoints."""
 
-    output_dir: str = setting(help="Where checkpoints, TensorBoard, results and the model go.")
+    output_dir: str = setting(help="Where checkpoints, TensorBoard, results and the model go.",
+                              roles=("writes",))
     init_checkpoint: str | None = setting(
         None, "A pretrained checkpoint in any format load_pretrained reads, or a published "
         "name such as albert_base_v2.", roles=("reads",))

@@ -3,6 +3,7 @@
 import os
 
 from albert_tf.export.formats.phone import convert, metadata
+from albert_tf.io_utils import read_text
 
 EMBEDDING_DESCRIPTION = "The pooled [CLS] output of the ALBERT encoder."
 
@@ -95,20 +96,26 @@ def read_label_names(path):
     one JSON object."""
     import json
 
+    flag = "--mediapipe_label_names"
     if not os.path.isfile(path):
-        raise FileNotFoundError(f"mediapipe_label_names: no such file {path}")
-    with open(path, encoding="utf-8") as f:
-        text = f.read()
+        raise FileNotFoundError(f"{flag}: no such file {path}")
+    try:
+        text = read_text(path)
+    except ValueError as e:
+        raise ValueError(f"{flag}: {e}") from None
     try:
         found = json.loads(text)
     except json.JSONDecodeError:  # JSON lines
-        rows = [json.loads(line) for line in text.splitlines() if line.strip()]
-        return {str(row["label"]): str(row["label_desc"]) for row in rows}
+        try:
+            rows = [json.loads(line) for line in text.splitlines() if line.strip()]
+            return {str(row["label"]): str(row["label_desc"]) for row in rows}
+        except (json.JSONDecodeError, KeyError, TypeError) as e:
+            raise ValueError(f"{flag}: {path} is neither a JSON object nor CLUE's labels.json "
+                             f"(a JSON object a line with 'label' and 'label_desc'): {e}") from None
     if isinstance(found, dict) and "label_desc" in found:  # a one-line labels.json
         return {str(found["label"]): str(found["label_desc"])}
     if not isinstance(found, dict):
-        raise ValueError(f"mediapipe_label_names: {path} is neither a JSON object nor "
-                         "CLUE's labels.json")
+        raise ValueError(f"{flag}: {path} is neither a JSON object nor CLUE's labels.json")
     return {str(k): str(v) for k, v in found.items()}
 
 
