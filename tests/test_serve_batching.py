@@ -23,20 +23,26 @@ def _run(coroutine):
     return asyncio.run(coroutine)
 
 
-def test_requests_waiting_together_share_a_call_and_get_their_own_rows():
+def _answers(max_batch_size, submit):
+    """`(calls, answers)`: the rows of each call a started batcher made, and the
+    outputs of the futures `submit(batcher, call)` returned."""
     async def main():
         calls = []
-        batcher = Batcher(max_batch_size=8, batch_timeout_ms=50, max_queue_size=10)
+        batcher = Batcher(max_batch_size=max_batch_size, batch_timeout_ms=50, max_queue_size=10)
         batcher.start()
-        call = _doubling(calls)
-        futures = [batcher.submit("k", call, {"x": np.arange(i, i + n)}, n)
-                   for i, n in ((0, 1), (10, 3), (20, 2))]
-        unshared = batcher.submit(None, call, {"x": np.array([7])}, 1)
-        answers = await asyncio.gather(*futures, unshared)
+        answers = await asyncio.gather(*submit(batcher, _doubling(calls)))
         await batcher.stop()
         return calls, [a["y"].tolist() for a in answers]
+    return _run(main())
 
-    calls, answers = _run(main())
+
+def test_requests_waiting_together_share_a_call_and_get_their_own_rows():
+    def submit(batcher, call):
+        return [*(batcher.submit("k", call, {"x": np.arange(i, i + n)}, n)
+                  for i, n in ((0, 1), (10, 3), (20, 2))),
+                batcher.submit(None, call, {"x": np.array([7])}, 1)]
+
+    calls, answers = _answers(8, submit)
     assert calls == [6, 1]
     assert answers == [[0], [20, 22, 24], [40, 42], [14]]
 
@@ -94,19 +100,12 @@ def test_a_request_given_up_on_runs_no_more_of_its_parts():
 
 
 def test_parts_of_one_request_share_calls_with_others_up_to_the_batch():
-    async def main():
-        calls = []
-        batcher = Batcher(max_batch_size=4, batch_timeout_ms=50, max_queue_size=10)
-        batcher.start()
-        call = _doubling(calls)
-        futures = batcher.submit_parts("k", call, [({"x": np.arange(3)}, 3, 3),
-                                                   ({"x": np.arange(3, 5)}, 2, 2)])
-        other = batcher.submit("k", call, {"x": np.array([9])}, 1)
-        answers = await asyncio.gather(*futures, other)
-        await batcher.stop()
-        return calls, [a["y"].tolist() for a in answers]
+    def submit(batcher, call):
+        return [*batcher.submit_parts("k", call, [({"x": np.arange(3)}, 3, 3),
+                                                  ({"x": np.arange(3, 5)}, 2, 2)]),
+                batcher.submit("k", call, {"x": np.array([9])}, 1)]
 
-    calls, answers = _run(main())
+    calls, answers = _answers(4, submit)
     assert calls == [4, 2] and answers == [[0, 2, 4], [6, 8], [18]]
 
 
