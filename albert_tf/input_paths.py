@@ -6,15 +6,17 @@ checkpoint, a task's own files. `check` tells, in one line naming the flag and
 the path, which of them does not exist, so that a mistyped path costs a second,
 not the twenty it takes TensorFlow to load and the run to reach it.
 
-Accepted besides an existing path: a published checkpoint name
-(`albert_base_v2`, `hf:...`), a TensorFlow checkpoint prefix (`PREFIX.index`
-exists), comma-separated globs (each must match something), and "-" (stdin).
+Accepted besides an existing path: a model preset (`albert_tiny`), a published
+checkpoint name (`albert_base_v2`, `hf:...`), a TensorFlow checkpoint prefix
+(`PREFIX.index` exists), comma-separated globs (each must match something), and
+"-" (stdin).
 """
 
 import contextlib
 import glob
 import os
 
+from albert_tf.config import preset_names
 from albert_tf.published import is_published_name
 
 
@@ -26,7 +28,8 @@ def missing(value):
     parts = value.split(",") if isinstance(value, str) else value
     absent = []
     for part in (p.strip() for p in parts):
-        if not part or is_published_name(part) or os.path.exists(os.path.expanduser(part)):
+        if not part or is_published_name(part) or part in preset_names() \
+                or os.path.exists(os.path.expanduser(part)):
             continue
         if os.path.exists(part + ".index") or glob.glob(os.path.expanduser(part)):
             continue

@@ -32,7 +32,7 @@ class AblationSettings(Settings):
     input_format: str = setting("prose", "lines or prose (see create_pretraining_data).",
                                 choices=INPUT_FORMATS)
     model: str = setting("albert_base", "The base model (a preset or a config file) that "
-                         "the grid's axes change.")
+                         "the grid's axes change.", roles=("reads",))
     grid: str = setting("", "The variants: 'sharing=all,none;sentence_task=nsp,sop | seed=2' "
                         "(keys: sharing, embedding_dim, num_layers, hidden_dim, "
                         "sentence_task, seed; '|' joins sub-grids).")

@@ -50,7 +50,8 @@ class TrainingSettings(Settings):
     model: str | None = setting(
         None, "Model preset or config file of a randomly initialised model (default: "
         f"{DEFAULT_MODEL}); not with --init_checkpoint, which fixes the model. A preset and a "
-        "file follow one rule: random embeddings are sized to the tokenizer's vocabulary.")
+        "file follow one rule: random embeddings are sized to the tokenizer's vocabulary.",
+        roles=("reads",))
     vocab_file: str | None = setting(
         None, "The vocabulary: a SentencePiece .model or a WordPiece vocab.txt; default: the "
         "one shipped with --init_checkpoint. A random --model needs one too (e.g. ALBERT's "
