@@ -70,7 +70,7 @@ def test_a_full_queue_refuses_at_once():
         call = _doubling([])
         batcher.submit("k", call, {"x": np.array([1])}, 1)
         batcher.submit("k", call, {"x": np.array([2])}, 1)
-        with pytest.raises(QueueFull, match="2 requests wait"):
+        with pytest.raises(QueueFull, match="2 calls wait for the model and this request needs 1"):
             batcher.submit("k", call, {"x": np.array([3])}, 1)
 
     _run(main())

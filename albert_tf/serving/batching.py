@@ -81,8 +81,9 @@ class Batcher:
         cost)`, run in their order, each in one call); all queued or, when they do
         not fit in the queue, none (QueueFull)."""
         if len(self._waiting) + len(parts) > self.max_queue_size:
-            raise QueueFull(f"server busy: {len(self._waiting)} requests wait for the model "
-                            f"(--max_queue_size={self.max_queue_size}); retry later")
+            raise QueueFull(f"server busy: {len(self._waiting)} calls wait for the model and "
+                            f"this request needs {len(parts)} (--max_queue_size="
+                            f"{self.max_queue_size}); retry later")
         loop = asyncio.get_running_loop()
         futures = [loop.create_future() for _ in parts]
         self._waiting.extend(_Waiting(key, call, arrays, rows, cost, future)

@@ -27,8 +27,10 @@ class ServeSettings(Settings):
                                   "more of them.", rule=POSITIVE)
     batch_timeout_ms: float = setting(2.0, help="How long a batch that is not full waits "
                                       "for more requests before it runs.", rule=NON_NEGATIVE)
-    max_queue_size: int = setting(64, help="Requests waiting for the model at most; one more "
-                                  "gets 503 at once.", rule=POSITIVE)
+    max_queue_size: int = setting(64, help="Calls of the model waiting at most (a request "
+                                  "of more than --max_batch_size sequences waits as several); "
+                                  "a request that would go past it gets 503 at once.",
+                                  rule=POSITIVE)
     request_timeout_s: float = setting(30.0, help="A request not answered within this many "
                                        "seconds of its arrival gets 504.", rule=POSITIVE_REAL)
     max_body_bytes: int = setting(4 * 1024 * 1024, help="A request body larger than this "
