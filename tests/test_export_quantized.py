@@ -213,7 +213,7 @@ def test_export_command_rejects_bad_reduction_options(rte, tmp_path):
                                                   "'int4'; known export formats: mediapipe, "
                                                   "mediapipe_embedder, task_library_qa, "
                                                   "tflite, web",
-             (f"--eval_data={tmp_path}/none",): f"error: eval_data: no such folder "
+             (f"--eval_data={tmp_path}/none",): f"error: --eval_data: no such folder "
                                                 f"{tmp_path}/none"}
     for args, message in cases.items():
         assert cli.one_line_error(cli.run("albert_tf.export", *base, *args)) == message

@@ -64,7 +64,7 @@ def test_each_format_has_one_spelling_and_the_former_ones_are_read_as_it():
 def test_missing_files_are_named_before_any_work(tmp_path, monkeypatch):
     from albert_tf.export.formats.web import bundle as web
 
-    with pytest.raises(FileNotFoundError, match=f"eval_data: no such folder {tmp_path}/none"):
+    with pytest.raises(FileNotFoundError, match=f"--eval_data: no such folder {tmp_path}/none"):
         _settings(eval_data=str(tmp_path / "none")).check_files()
     monkeypatch.setattr(web, "node_modules", lambda: tmp_path)  # no runtime installed there
     _settings(formats="tflite:float16").check_files()

@@ -18,7 +18,8 @@ from albert_tf.settings import POSITIVE, Settings, setting
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
 class ExportSettings(Settings):
-    model_dir: str = setting(help="A fine-tuned model/ folder, or the run's output folder.")
+    model_dir: str = setting(help="A fine-tuned model/ folder, or the run's output folder.",
+                             roles=("reads",))
     export_dir: str = setting(help="The export root; the version folder goes inside.",
                               roles=("writes",))
     version: int | None = setting(None, help="Version number (default: 1 + the highest "
@@ -91,7 +92,7 @@ class ExportSettings(Settings):
     def check_files(self):
         """What the export needs on disk besides the model (cheap: before any work)."""
         if self.eval_data and not os.path.isdir(self.eval_data):
-            raise FileNotFoundError(f"eval_data: no such folder {self.eval_data}")
+            raise FileNotFoundError(f"--eval_data: no such folder {self.eval_data}")
         for entry in self.format_entries():
             if entry.format.check is not None:
                 entry.format.check(self)
