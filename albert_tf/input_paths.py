@@ -64,17 +64,26 @@ def naming_flags(values, names):
 
 
 def _with_flag(error, values, names):
-    """`error` with `--NAME: ` before its message, or None (no path of `names` in
-    it, its flag named already, or the path given to more than one flag)."""
+    """`error` with `--NAME: ` before its message, or None: no path of `names` in
+    it, a flag named at its start already, or the path given to more than one
+    flag. Of paths inside one another (`--export_dir=out --eval_data=out/data`),
+    the longest quoted is the one the error is about."""
     message = str(error)
+    if message.startswith("--"):
+        return None
     # An OSError's file: the path or a folder above it (a file where a folder goes).
     filename = getattr(error, "filename", None)
     filename = os.path.abspath(filename) if isinstance(filename, str) and filename else None
-    quoted = [name for name in dict.fromkeys(names)
-              if any(_quotes(message, filename, part) for part in _parts(values.get(name)))]
-    if len(quoted) != 1 or f"--{quoted[0]}" in message:
+    quoted = {}
+    for name in dict.fromkeys(names):
+        for part in _parts(values.get(name)):
+            if _quotes(message, filename, part):
+                quoted[name] = max(quoted.get(name, 0), len(part))
+    longest = max(quoted.values(), default=0)
+    about = [name for name, length in quoted.items() if length == longest]
+    if len(about) != 1 or f"--{about[0]}" in message:
         return None
-    text = f"--{quoted[0]}: {message}"
+    text = f"--{about[0]}: {message}"
     try:
         return type(error)(text)
     except Exception:  # noqa: BLE001 - an error class with its own arguments

@@ -47,3 +47,12 @@ def test_commands_name_the_flag_of_a_file_they_cannot_use(tmp_path):
     trained = cli.run("albert_tf.tokenizer", "train", f"--input={text}", "--vocab_size=20",
                       f"--output={blocked}/sub/spm")
     assert cli.one_line_error(trained).startswith("error: --output: ")
+
+
+def test_of_paths_inside_one_another_the_longest_quoted_is_named(tmp_path):
+    values = {"export_dir": str(tmp_path), "eval_data": str(tmp_path / "data")}
+    found = _raised(FileNotFoundError(f"no such folder {tmp_path / 'data'}"), values,
+                    ("export_dir", "eval_data"))
+    assert str(found).startswith("--eval_data: no such folder")
+    said = FileNotFoundError(f"--eval_data: no such folder {tmp_path / 'data'}")
+    assert _raised(said, values, ("export_dir",)) is said  # a flag named at the start

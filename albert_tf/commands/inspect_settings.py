@@ -16,8 +16,7 @@ class InspectSettings(Settings):
     """The flags of `albert-tf inspect`; invalid values raise `ValueError` naming the field."""
 
     model: str = setting("albert_base", help="A preset name (albert_base, albert_large, "
-                         "albert_xlarge, albert_xxlarge) or a path to an albert_tf config JSON.",
-                         roles=("reads",))
+                         "albert_xlarge, albert_xxlarge) or a path to an albert_tf config JSON.")
     sharing: str | None = setting(None, help="One sharing mode; default: all side by side.",
                                   choices=SHARING_MODES)
     seq_length: int = setting(512, help="Tokens per example.", rule=POSITIVE)

@@ -254,9 +254,9 @@ class Program:
         arguments = self.settings(values)
         self.check_paths(values)
         given = self._paths(values)
-        # The path flags, and any other flag given an existing path (--student=folder).
-        named = [*self.path_flags(), *(n for n, v in given.items() if isinstance(v, str)
-                                      and os.sep in v and os.path.exists(v))]
+        # The path flags, and any other flag given a path (--student=folder/).
+        named = [*self.path_flags(), *(n for n, v in given.items()
+                                      if isinstance(v, str) and os.sep in v)]
         with input_paths.naming_flags(given, named):
             return self.run(*arguments, **extra)
 
