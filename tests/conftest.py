@@ -7,6 +7,9 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 # the tier's workers already keep every core busy (Makefile's TEST_WORKERS), and
 # each op spreading over all cores as well only makes the processes contend.
 os.environ.setdefault("TF_NUM_INTRAOP_THREADS", "1")
+# MLflow's usage reports: a thread that posts to the internet (none here), with
+# retries that MLflow's flush waits for; tests stay on this machine.
+os.environ.setdefault("MLFLOW_DISABLE_TELEMETRY", "true")
 
 import pytest  # noqa: E402
 
