@@ -23,12 +23,11 @@ from albert_tf.published import is_published_name
 def missing(value):
     """The parts of `value` (a path, or comma-separated paths or globs) that
     name nothing; [] when all exist."""
-    if value in (None, "", "-") or not isinstance(value, (str, list, tuple)):
+    if value == "-":
         return []
-    parts = value.split(",") if isinstance(value, str) else value
     absent = []
-    for part in (p.strip() for p in parts):
-        if not part or is_published_name(part) or part in preset_names() \
+    for part in _parts(value):
+        if is_published_name(part) or part in preset_names() \
                 or os.path.exists(os.path.expanduser(part)):
             continue
         if os.path.exists(part + ".index") or glob.glob(os.path.expanduser(part)):

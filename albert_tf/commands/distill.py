@@ -16,11 +16,11 @@ predict take it as any other. A killed run resumes with `--output_dir` alone.
 import os
 
 from albert_tf import tasks  # the registry: no TensorFlow, so --help and flag checks are quick
+from albert_tf import input_paths
 from albert_tf.commands import cli
 from albert_tf.commands.program import Flags, Program
 from albert_tf.config import preset_names
 from albert_tf.distillation.settings import DistillSettings
-from albert_tf.published import is_published_name
 from albert_tf.settings import merged
 from albert_tf.training import settings as settings_lib
 from albert_tf.training.settings import FinetuneSettings
@@ -35,8 +35,8 @@ NOT_INHERITED = ("output_dir", "init_checkpoint", "model", "vocab_file", "strate
 
 
 # Fine-tuning flags a distillation run has but takes from elsewhere.
-UNUSED = {"model": "the student is --student: a preset, a config file or a checkpoint",
-          "init_checkpoint": "the student is --student: a preset, a config file or a checkpoint",
+_STUDENT = "the student is --student: a preset, a config file or a checkpoint"
+UNUSED = {"model": _STUDENT, "init_checkpoint": _STUDENT,
           "vocab_file": "the student reads with its teacher's vocabulary"}
 
 
@@ -44,8 +44,7 @@ def student_fields(student, init_from_teacher):
     """`{"model": ...}` (a preset or config file) or `{"init_checkpoint": ...}`."""
     if student in preset_names() or (student.endswith(".json") and os.path.isfile(student)):
         return {"model": student}
-    if not (os.path.exists(student) or os.path.exists(student + ".index")
-            or is_published_name(student)):
+    if input_paths.missing(student):
         raise FileNotFoundError(f"--student={student}: not a preset ({', '.join(preset_names())})"
                                 ", a model config file or a checkpoint")
     if init_from_teacher:

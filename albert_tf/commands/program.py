@@ -252,8 +252,8 @@ class Program:
 
     def _call(self, values, **extra):
         arguments = self.settings(values)
-        self.check_paths(values)
         given = self._paths(values)
+        input_paths.check(given, self.read_paths())
         # The path flags, and any other flag given a path (--student=folder/).
         named = [*self.path_flags(), *(n for n, v in given.items()
                                       if isinstance(v, str) and os.sep in v)]

@@ -27,11 +27,17 @@ from albert_tf.training.settings import DEFAULT_MODEL
 from albert_tf.training.setup import start_run
 
 def expand_files(patterns, what="--input_files"):
-    """Files matching comma-separated globs; an empty match, a folder or a file
-    whose first record is not a TFRecord is an error naming `what` and the path."""
+    """Files matching comma-separated globs; an empty match is an error."""
     files = sorted({f for p in patterns.split(",") if p for f in glob.glob(p)})
     if not files:
         raise FileNotFoundError(f"{what}: no file matches {patterns!r}")
+    return files
+
+
+def check_records(patterns, what="--input_files"):
+    """`expand_files`, and a folder or a file whose first record is not a TFRecord
+    is an error naming `what` and the path (before any work)."""
+    files = expand_files(patterns, what)
     for path in files:
         if os.path.isdir(path):
             raise IsADirectoryError(f"{what}: {path} is a folder; give its TFRecord files "
@@ -168,9 +174,9 @@ def _vocabulary(settings, verbose):
 
 def run_pretraining(settings, verbose=True):
     """Pretrains as `settings` say; returns the results (also in `pretrain_results.json`)."""
-    expand_files(settings.input_files)  # before any work: the inputs exist
+    check_records(settings.input_files)  # before any work: the inputs are records
     if settings.eval_files:
-        expand_files(settings.eval_files, "--eval_files")
+        check_records(settings.eval_files, "--eval_files")
     tokenizer = _vocabulary(settings, verbose)
     # The model XLA and layer execution are measured on (a checkpoint's is read for it).
     config = None
@@ -189,8 +195,8 @@ def run_pretraining(settings, verbose=True):
     results = {"precision": setup.policy, "xla": setup.jit, "replicas": setup.replicas}
     if settings.eval_files and settings.init_checkpoint:  # where continued pretraining starts
         results["eval_init_checkpoint"] = evaluate(model, strategy, settings)
-    results.update({"train": engine.train(model, strategy, make_train_dataset(settings, strategy),
-                                     settings, settings.output_dir, verbose, setup.worker)})
+    results["train"] = engine.train(model, strategy, make_train_dataset(settings, strategy),
+                                    settings, settings.output_dir, verbose, setup.worker)
     if settings.eval_files:
         results["eval"] = evaluate(model, strategy, settings)
     if setup.chief:

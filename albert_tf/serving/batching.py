@@ -2,9 +2,10 @@
 
 One worker takes the oldest waiting request and adds every other waiting
 request of the same signature (and version) while the batch has room
-(`max_batch_size` sequences of the model: a request part's `cost`), waiting up to `batch_timeout_ms` for more when it
-is not full; it then calls the signature once, in a thread (TensorFlow
-releases the GIL, so the event loop keeps reading requests meanwhile), and
+(`max_batch_size` sequences of the model: a request part's `cost`), waiting
+up to `batch_timeout_ms` for more when it is not full; it then calls the
+signature once, in a thread (TensorFlow releases the GIL, so the event loop
+keeps reading requests meanwhile), and
 gives each request its own rows of the outputs. (The wait starts when the
 worker takes the oldest request, not when it arrived: with few clients, each
 sending its next request once answered, a request that waited through the

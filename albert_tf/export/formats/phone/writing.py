@@ -110,8 +110,9 @@ def read_label_names(path):
             rows = [json.loads(line) for line in text.splitlines() if line.strip()]
             return {str(row["label"]): str(row["label_desc"]) for row in rows}
         except (json.JSONDecodeError, KeyError, TypeError) as e:
-            raise ValueError(f"{flag}: {path} is neither a JSON object nor CLUE's labels.json "
-                             f"(a JSON object a line with 'label' and 'label_desc'): {e}") from None
+            raise ValueError(f"{flag}: {path} is neither a JSON object nor CLUE's "
+                             f"labels.json (a JSON object a line with 'label' and "
+                             f"'label_desc'): {e}") from None
     if isinstance(found, dict) and "label_desc" in found:  # a one-line labels.json
         return {str(found["label"]): str(found["label_desc"])}
     if not isinstance(found, dict):
