@@ -253,17 +253,13 @@ class Program:
     def _call(self, values, **extra):
         arguments = self.settings(values)
         given = self._paths(values)
+        # Every file or folder the command reads exists (one line naming the flag).
         input_paths.check(given, self.read_paths())
         # The path flags, and any other flag given a path (--student=folder/).
         named = [*self.path_flags(), *(n for n, v in given.items()
                                       if isinstance(v, str) and os.sep in v)]
         with input_paths.naming_flags(given, named):
             return self.run(*arguments, **extra)
-
-    def check_paths(self, values):
-        """Raises FileNotFoundError naming the flag and the path of the first file
-        or folder the command reads (`read_paths`) that does not exist."""
-        input_paths.check(self._paths(values), self.read_paths())
 
     def _paths(self, values):
         """The values given, by flag name: `--config`'s under the flags', a task's
