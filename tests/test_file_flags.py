@@ -56,3 +56,15 @@ def test_of_paths_inside_one_another_the_longest_quoted_is_named(tmp_path):
     assert str(found).startswith("--eval_data: no such folder")
     said = FileNotFoundError(f"--eval_data: no such folder {tmp_path / 'data'}")
     assert _raised(said, values, ("export_dir",)) is said  # a flag named at the start
+
+
+def test_pretraining_records_that_are_not_tfrecords_are_one_line_in_the_ops_words(tmp_path):
+    from albert_tf.pretraining.trainer import check_records
+
+    garbage = tmp_path / "train.tfrecord"
+    garbage.write_bytes(bytes(range(256))[::-1] * 2)
+    with pytest.raises(ValueError) as caught:
+        check_records(str(garbage))
+    said = str(caught.value)
+    assert said.startswith(f"--input_files: {garbage}: not a TFRecord file")
+    assert "\n" not in said and "{{" not in said and "[Op:" not in said, said

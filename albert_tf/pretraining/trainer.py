@@ -15,6 +15,7 @@ import numpy as np
 import tensorflow as tf
 
 from albert_tf import checkpoints
+from albert_tf.errors import op_message
 from albert_tf.backbone import AlbertBackbone
 from albert_tf.config import AlbertConfig, preset_names
 from albert_tf.io_utils import atomic_file
@@ -47,7 +48,7 @@ def check_records(patterns, what="--input_files"):
                 pass
         except tf.errors.OpError as e:
             raise ValueError(f"{what}: {path}: not a TFRecord file (create_pretraining_data "
-                             f"writes them): {e.message.splitlines()[0]}") from None
+                             f"writes them): {op_message(e.message)}") from None
     return files
 
 

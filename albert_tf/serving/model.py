@@ -19,6 +19,7 @@ import kserve
 import numpy as np
 from kserve.errors import InvalidInput
 
+from albert_tf.errors import op_message
 from albert_tf.serving import metrics, rest
 from albert_tf.serving.batching import Batcher
 from albert_tf.serving.versions import LoadedVersion, newest
@@ -215,14 +216,5 @@ def call(signature, arrays):
     try:
         outputs = signature.function(**tensors)
     except tf.errors.InvalidArgumentError as e:
-        raise rest.BadRequest(graph_message(e.message)) from None
+        raise rest.BadRequest(op_message(e.message)) from None
     return {n: t.numpy() for n, t in outputs.items()}
-
-
-def graph_message(message):
-    """The op's own words in a graph execution error, on one line (without the
-    node names and stack lines TensorFlow wraps them in)."""
-    noise = ("Graph execution error:", "Detected at node", "<stack traces unavailable>", "File ")
-    lines = [line.split(" [Op:")[0].strip() for line in message.splitlines()
-             if line.strip() and not line[:1].isspace() and not line.startswith(noise)]
-    return "; ".join(lines) or message.strip().splitlines()[0]
