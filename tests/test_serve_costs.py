@@ -12,6 +12,7 @@ from albert_tf.export.classification import ClassifierServing
 from albert_tf.export.squad import SquadServing
 from albert_tf.export.token_classification import TokenClassifierServing
 from albert_tf.serving.model import parts, row_costs
+from albert_tf.steps.text_limit import WINDOWED_LENGTHS
 
 WORDS = "the quick brown fox jumps over a lazy dog near Zürich, 1,250 times; café «ﬁn» 東京 "
 
@@ -47,7 +48,7 @@ def test_windowed_classification_is_counted_at_least_the_windows_it_makes(spm_to
 
     length = 128
     module = SimpleNamespace(windows=SimpleNamespace(stride=stride), pair=False,
-                             max_seq_length=length)
+                             max_seq_length=length, windowed_tokens=WINDOWED_LENGTHS * length)
     windows = ClassifierServing.text_windows(module)
     texts = _texts(40)
     ids = spm_tokenizer(texts)
@@ -62,7 +63,8 @@ def test_windowed_classification_is_counted_at_least_the_windows_it_makes(spm_to
 def test_squad_is_counted_at_least_the_windows_of_its_contexts(spm_tokenizer):
     from albert_tf.steps import squad_windows
 
-    module = SimpleNamespace(max_seq_length=128, max_query_length=24, doc_stride=48)
+    module = SimpleNamespace(max_seq_length=128, max_query_length=24, doc_stride=48,
+                             windowed_tokens=WINDOWED_LENGTHS * 128)
     windows = SquadServing.text_windows(module)
     contexts = _texts(40, seed=1)
     questions = ["where does the fox jump over the dog?"] * len(contexts)
@@ -75,7 +77,8 @@ def test_squad_is_counted_at_least_the_windows_of_its_contexts(spm_tokenizer):
 
 
 def test_token_classification_counts_consecutive_windows_up_to_the_cut():
-    windows = TokenClassifierServing.text_windows(SimpleNamespace(max_seq_length=66))
+    windows = TokenClassifierServing.text_windows(
+        SimpleNamespace(max_seq_length=66, windowed_tokens=WINDOWED_LENGTHS * 66))
     counted = row_costs({"text": _strings(["x" * 63, "x" * 64, "x" * 65, "x" * 100_000])},
                         windows)
     # n characters count as n + 1 tokens, 64 a window; at most 8 x 66 = 528 (9 windows).

@@ -14,6 +14,7 @@ import types
 import tensorflow as tf
 
 from albert_tf.layers.fused import plain_ops
+from albert_tf.steps import text_limit
 
 TOKEN_INPUTS = ("token_ids", "segment_ids", "padding_mask")
 # The browser's decoders of the built-in serving modules (`ServingModule.web_decoder`).
@@ -104,6 +105,8 @@ class ServingModule(tf.Module):
         super().__init__(name=name)
         self.tokenizer = tokenizer  # tracked: it owns the SentencePiece resource
         self.max_seq_length = max_seq_length
+        # The tokens of a text read at most by an export that reads it in windows.
+        self.windowed_tokens = text_limit.WINDOWED_LENGTHS * max_seq_length
         self._predict = functools.partial(model, training=False)  # not tracked
         self._limits = input_limits(model)
         self._functions = types.MappingProxyType({})

@@ -61,9 +61,8 @@ class ClassifierServing(ServingModule):
 
     def _tokenized(self, text):
         # At most max_seq_length - 2 tokens of a text reach the model; scored in
-        # windows, at most WINDOWED_LENGTHS x max_seq_length (bounded memory).
-        tokens = self.max_seq_length if self.windows is None else \
-            text_limit.WINDOWED_LENGTHS * self.max_seq_length
+        # windows, at most `windowed_tokens` (bounded memory).
+        tokens = self.max_seq_length if self.windows is None else self.windowed_tokens
         return self.tokenizer(text_limit.cut(text, self.tokenizer, tokens))
 
     def _serve_single(self, text):
@@ -93,7 +92,7 @@ class ClassifierServing(ServingModule):
         stride = self.windows.stride
         return {"inputs": ["text_a", "text_b"] if self.pair else ["text"], "room": room,
                 "step": min(room, stride) if stride else max(room // 2, 1),
-                "max_tokens": text_limit.WINDOWED_LENGTHS * self.max_seq_length}
+                "max_tokens": self.windowed_tokens}
 
     def decoding_settings(self):
         """Inputs, labels, how many tokens of a text are read (`text_tokens`), and
@@ -102,8 +101,7 @@ class ClassifierServing(ServingModule):
         windowed = self.windows is not None
         return {"kind": kind, "inputs": ["text_a", "text_b"] if self.pair else ["text"],
                 "labels": None if self.labels is None else list(self.labels),
-                "text_tokens": int(self.max_seq_length) * (
-                    text_limit.WINDOWED_LENGTHS if windowed else 1),
+                "text_tokens": int(self.windowed_tokens if windowed else self.max_seq_length),
                 "window_stride": int(self.windows.stride) if windowed else None}
 
     def decode(self, logits):

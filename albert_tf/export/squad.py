@@ -68,7 +68,7 @@ class SquadServing(ServingModule):
     def text_windows(self):
         room = self.max_seq_length - self.max_query_length - 3  # the longest question's
         return {"inputs": ["context"], "room": room, "step": min(room, self.doc_stride),
-                "max_tokens": text_limit.WINDOWED_LENGTHS * self.max_seq_length}
+                "max_tokens": self.windowed_tokens}
 
     def decoding_settings(self):
         return {"kind": "question_answering", "inputs": ["question", "context"],
@@ -81,9 +81,9 @@ class SquadServing(ServingModule):
         num_questions = tf.size(question)
         tok = self.tokenizer
         query = tok(text_limit.cut(question, tok, self.max_query_length))[:, :self.max_query_length]
-        # Answers are looked for in the context's first WINDOWED_LENGTHS * max_seq_length
+        # Answers are looked for in the context's first `windowed_tokens`
         # tokens (offsets into the cut context are offsets into the given one).
-        context = text_limit.cut(context, tok, text_limit.WINDOWED_LENGTHS * self.max_seq_length)
+        context = text_limit.cut(context, tok, self.windowed_tokens)
         ids, starts, ends = tok.tokenize_with_offsets(context)
         windows = squad_windows.make_windows(query, ids, self.max_seq_length, self.doc_stride,
                                              (tok.cls_id, tok.sep_id, tok.pad_id),

@@ -32,6 +32,7 @@ import functools
 import tensorflow as tf
 
 from albert_tf.export.base import WEB_ASSETS, ServingModule
+from albert_tf.steps import text_limit
 from albert_tf.steps.packing import padded_length
 from albert_tf.steps.windows import consecutive_windows
 from albert_tf.steps.words import graph_word_starts, read_entities, word_spans
@@ -70,11 +71,9 @@ class TokenClassifierServing(ServingModule):
                 "crf": self._crf_scores()}
 
     def text_windows(self):
-        from albert_tf.steps import text_limit
-
         room = self.max_seq_length - 2  # consecutive windows
         return {"inputs": ["text"], "room": room, "step": room,
-                "max_tokens": text_limit.WINDOWED_LENGTHS * self.max_seq_length}
+                "max_tokens": self.windowed_tokens}
 
     def _windows(self, ids, first):
         """Packed windows of ragged `ids`: model inputs, word mask, and each
@@ -92,11 +91,8 @@ class TokenClassifierServing(ServingModule):
         return inputs, word_mask[:, :length], where
 
     def _serve(self, text):
-        from albert_tf.steps import text_limit  # it uses this module's character classes
-
-        # Texts are tagged up to their first WINDOWED_LENGTHS * max_seq_length tokens.
-        text = text_limit.cut(text, self.tokenizer,
-                              text_limit.WINDOWED_LENGTHS * self.max_seq_length)
+        # Texts are tagged up to their first `windowed_tokens` tokens.
+        text = text_limit.cut(text, self.tokenizer, self.windowed_tokens)
         ids, starts, ends = self.tokenizer.tokenize_with_offsets(text)
         chars = tf.strings.unicode_decode(text, "UTF-8", errors="replace")
         first = graph_word_starts(chars, starts, ends)
