@@ -47,12 +47,13 @@ def start(module, *args, **extra_env):
                             preexec_fn=_default_sigint)
 
 
-def tiny_model(folder):
+def tiny_model(folder, positions=64):
     """A small albert_tf config file (the vocabulary size comes from the SentencePiece model)."""
     path = os.path.join(folder, "tiny.json")
     with open(path, "w") as f:
         json.dump({"vocabulary_size": 30000, "num_layers": 2, "num_heads": 2, "hidden_dim": 16,
-                   "intermediate_dim": 24, "embedding_dim": 8, "max_sequence_length": 64}, f)
+                   "intermediate_dim": 24, "embedding_dim": 8,
+                   "max_sequence_length": positions}, f)
     return path
 
 

@@ -66,6 +66,35 @@ def test_pretrain_then_finetune_from_it(tmp_path):
     assert "dev: accuracy=" in tuned.stdout
 
 
+def test_eval_every_scores_the_heldout_records_while_training(tmp_path, capsys):
+    from albert_tf.pretraining.train_settings import PretrainSettings
+    from albert_tf.pretraining.trainer import run_pretraining
+
+    records = os.path.join(FIXTURES, "pretraining", "google", "google_sop_dupe1_seed1.tfrecord")
+    values = dict(input_files=records, output_dir=str(tmp_path / "run"),
+                  model=cli.tiny_model(str(tmp_path), positions=128), max_seq_length=128,
+                  max_predictions_per_seq=20, batch_size=8, train_steps=4, warmup_steps=1,
+                  eval_every=3, eval_batches=2, precision="fp32", xla="off",
+                  layer_execution="loop", log_every=1)
+    with pytest.raises(ValueError, match="eval_every must be unset without --eval_files"):
+        PretrainSettings(**values)
+    with pytest.raises(ValueError, match="--max_seq_length=256 is more than the model's 128"):
+        run_pretraining(PretrainSettings(**{**values, "max_seq_length": 256},
+                                         eval_files=records))
+    results = run_pretraining(PretrainSettings(**values, eval_files=records))
+    with open(tmp_path / "run" / "eval_history.jsonl") as f:
+        history = [json.loads(line) for line in f]
+    assert [entry["step"] for entry in history] == [3, 4]  # every 3rd update and the last
+    assert "epoch" not in history[0]  # records do not say how many make an epoch
+    for key in ("mlm_accuracy", "sop_accuracy", "sop_baseline_majority",
+                "sop_balanced_accuracy", "sequences"):
+        assert history[-1][key] == results["eval"][key], key
+    lines = [line for line in capsys.readouterr().out.splitlines() if line.startswith("step ")]
+    assert "heldout_sop_accuracy" not in lines[1]  # step 2: nothing scored yet
+    assert f"heldout_sop_accuracy {history[0]['sop_accuracy']:.4f}" in lines[2]
+    assert f"heldout_sop_baseline_majority {history[0]['sop_baseline_majority']:.4f}" in lines[2]
+
+
 def test_pretrain_errors_are_one_line(tmp_path):
     result = cli.run("albert_tf.pretrain", f"--input_files={tmp_path}/none-*",
                      f"--output_dir={tmp_path}/out", "--model=albert_base")

@@ -25,6 +25,11 @@ class PretrainSettings(TrainingSettings):
                                      "checkpoint's own scores, `eval_init_checkpoint`).",
                                      roles=("reads",))
     eval_batches: int = setting(50, "Batches of --eval_files evaluated.", rule=POSITIVE)
+    eval_every: int | None = setting(
+        None, "Also score --eval_files every N updates while training: each result a line of "
+        "eval_history.jsonl, the latest on the progress line (held-out sentence accuracy "
+        "beside its majority baseline: a head that learns its training batches by heart "
+        "shows here).", rule=POSITIVE, roles=("resumable",))
 
     vocab_file: str | None = setting(
         None, "The vocabulary (a SentencePiece .model): sets the model's vocabulary size and "
@@ -39,6 +44,8 @@ class PretrainSettings(TrainingSettings):
 
     def checks(self):
         return (*super().checks(),
+                ("eval_every", self.eval_every is None or bool(self.eval_files),
+                 "unset without --eval_files (the held-out records it scores)"),
                 ("init_from_group0", not self.init_from_group0 or bool(self.init_checkpoint),
                  "false without init_checkpoint"),
                 (not (self.model and self.init_checkpoint and not self.init_from_group0),

@@ -157,6 +157,34 @@ def evaluate(model, strategy, settings):
             "masked_tokens": int(totals[1]), "sequences": int(len(orders))}
 
 
+def heldout_evaluator(model, strategy, settings, chief=True):
+    """With `settings.eval_every`: the `eval_history.Evaluator` that scores
+    `settings.eval_files` (`evaluate`) every N updates and at the last one, into
+    `eval_history.jsonl` and TensorBoard's `eval_heldout/`, the progress line showing
+    `heldout_sop_accuracy` beside `heldout_sop_baseline_majority`; else None. Its
+    `latest` holds the step and full results of the newest evaluation."""
+    if not settings.eval_every:
+        return None
+    from albert_tf.training import eval_history
+    from albert_tf.training.callbacks import update_step
+    from albert_tf.training.run_folder import TENSORBOARD_DIR
+
+    def scored():
+        evaluator.latest = (update_step(model), evaluate(model, strategy, settings))
+        return {"heldout": evaluator.latest[1]}
+
+    evaluator = eval_history.Evaluator(
+        scored, eval_history.evaluation_steps(settings.eval_every, settings.train_steps,
+                                              settings.batch_size, None),
+        ("heldout",), epoch_of=lambda step: None,
+        selection=eval_history.Selection("sop_accuracy", greater=True),
+        history_path=os.path.join(settings.output_dir, "eval_history.jsonl"),
+        summary_dir=os.path.join(settings.output_dir, TENSORBOARD_DIR), chief=chief,
+        shown=("sop_accuracy", "sop_baseline_majority"))
+    evaluator.latest = (None, None)
+    return evaluator
+
+
 def _vocabulary(settings, verbose):
     """The host tokenizer the saved model folder keeps: `--vocab_file`'s, else the
     `--init_checkpoint`'s own (continued pretraining), else None (the records hold
@@ -179,13 +207,15 @@ def run_pretraining(settings, verbose=True):
     if settings.eval_files:
         check_records(settings.eval_files, "--eval_files")
     tokenizer = _vocabulary(settings, verbose)
-    # The model XLA and layer execution are measured on (a checkpoint's is read for it).
-    config = None
-    if "auto" in (settings.xla, settings.layer_execution):
-        config = (checkpoints.read_checkpoint(settings.init_checkpoint)[1]
-                  if settings.init_checkpoint and not settings.init_from_group0
-                  else new_model_config(settings, tokenizer))
-    setup = start_run(settings, SETTINGS_FILE, config)
+    # The model: its positions are checked (and XLA and layer execution measured on it).
+    config = (checkpoints.read_checkpoint(settings.init_checkpoint)[1]
+              if settings.init_checkpoint and not settings.init_from_group0
+              else new_model_config(settings, tokenizer))
+    if settings.max_seq_length > config.max_sequence_length:
+        raise ValueError(f"--max_seq_length={settings.max_seq_length} is more than the "
+                         f"model's {config.max_sequence_length} positions")
+    measured = "auto" in (settings.xla, settings.layer_execution)
+    setup = start_run(settings, SETTINGS_FILE, config if measured else None)
     settings, strategy = setup.settings, setup.strategy
     with strategy.scope():
         model = build_model(settings, setup.policy, tokenizer)
@@ -196,10 +226,14 @@ def run_pretraining(settings, verbose=True):
     results = {"precision": setup.policy, "xla": setup.jit, "replicas": setup.replicas}
     if settings.eval_files and settings.init_checkpoint:  # where continued pretraining starts
         results["eval_init_checkpoint"] = evaluate(model, strategy, settings)
+    evaluator = heldout_evaluator(model, strategy, settings, setup.chief)
     results["train"] = engine.train(model, strategy, make_train_dataset(settings, strategy),
-                                    settings, settings.output_dir, verbose, setup.worker)
+                                    settings, settings.output_dir, verbose, setup.worker,
+                                    evaluator=evaluator)
     if settings.eval_files:
-        results["eval"] = evaluate(model, strategy, settings)
+        step, latest = evaluator.latest if evaluator else (None, None)
+        results["eval"] = (latest if step == results["train"]["step"]
+                           else evaluate(model, strategy, settings))
     if setup.chief:
         with atomic_file(os.path.join(settings.output_dir, "pretrain_results.json")) as f:
             json.dump(results, f, indent=2, sort_keys=True)

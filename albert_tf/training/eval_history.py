@@ -45,10 +45,12 @@ def evaluation_steps(eval_every, train_steps, batch_size, train_examples):
 
 
 def history_entry(step, epoch, results, splits):
-    """One history line: `step`, `epoch` and the numbers of each split's results
+    """One history line: `step`, `epoch` (unless None) and the numbers of each split's results
     (`results`: split -> the task's metrics), keyed `SPLIT/METRIC` when there are
     several splits; tables (per-class scores) and texts are left out."""
-    entry = {"step": int(step), "epoch": round(float(epoch), 4)}
+    entry = {"step": int(step)}
+    if epoch is not None:  # None: the epochs are not known (pretraining records)
+        entry["epoch"] = round(float(epoch), 4)
     for split in splits:
         for name, value in results[split].items():
             if isinstance(value, (bool, np.bool_)) or \
@@ -163,7 +165,8 @@ class Evaluator(keras.callbacks.Callback):
     """Evaluates at `steps`, writes the history, saves the best step, stops early.
 
     evaluate: function of no arguments -> split -> the task's metrics of the model now.
-    splits: the evaluated splits (the history's keys); epoch_of: step -> epochs done.
+    splits: the evaluated splits (the history's keys); epoch_of: step -> epochs done
+        (or None, not known).
     save_best: function of the history entry whose weights (the model's now) are the
         best so far, or None (no --keep_best).
     summary_dir: TensorBoard's folder, or None; report: a function `(step, results)`
@@ -175,6 +178,8 @@ class Evaluator(keras.callbacks.Callback):
     check_metric: whether a new run first evaluates once, unrecorded, to find out
         whether the task reports `selection.key` (a --best_metric of the user's)
         before any training, rather than at the first evaluation.
+    shown: the history keys the progress line shows of the latest evaluation
+        (default: `selection.key`).
 
     The history line of a step is written after its checkpoint, so a resumed run
     (`resume`) finds either both or a checkpoint whose line it writes itself.
@@ -182,13 +187,14 @@ class Evaluator(keras.callbacks.Callback):
 
     def __init__(self, evaluate, steps, splits, epoch_of, selection, history_path,
                  save_best=None, summary_dir=None, chief=True, check_metric=False, report=None,
-                 watch=None):
+                 watch=None, shown=None):
         super().__init__()
         self.evaluate, self.steps, self.splits = evaluate, frozenset(steps), tuple(splits)
         self.epoch_of, self.selection, self.path = epoch_of, selection, history_path
         self.save_best, self.summary_dir, self.chief = save_best, summary_dir, chief
         self.check_metric = check_metric
         self.report, self.watch = report, watch
+        self.shown = tuple(shown or (selection.key,))
         self.history = []
         self.stopped = None  # the early stop, once decided (`Selection.stop_reason`)
         self.saver = self.guard = self.progress = None
@@ -255,6 +261,7 @@ class Evaluator(keras.callbacks.Callback):
 
     def _show(self):
         if self.progress is not None and self.history:
-            key = self.selection.key
-            label = key if len(self.splits) > 1 else f"{self.splits[0]}_{key}"
-            self.progress.last_eval = {label: self.selection.value(self.history[-1])}
+            latest = self.history[-1]
+            self.progress.last_eval = {
+                key if len(self.splits) > 1 else f"{self.splits[0]}_{key}": latest[key]
+                for key in self.shown if key in latest}
