@@ -29,7 +29,8 @@ def grid_run(tmp_path_factory):
     from albert_tf.ablation.runner import run_grid
 
     tmp_path = tmp_path_factory.mktemp("ablation")
-    settings = _settings(tmp_path, grid="sentence_task=sop,nsp,none", stop_after=1)
+    settings = _settings(tmp_path, grid="sentence_task=sop,nsp,none", stop_after=1,
+                         eval_every=1)
     first, _ = run_grid(settings, verbose=False, log=lambda line: None)
     done = os.path.join(settings.output_dir, first[0]["variant"], "result.json")
     stamp = os.stat(done).st_mtime_ns
@@ -137,6 +138,22 @@ def test_every_model_is_scored_on_both_sentence_tasks(grid_run):
                 picked = np.take_along_axis(log_p, records["mask_ids"][..., None], -1)[..., 0]
                 assert row["mlm_loss"] == pytest.approx(
                     float(-np.sum(picked * weights) / np.sum(weights)), rel=1e-5)
+
+
+def test_each_variant_is_scored_on_held_out_pairs_while_it_trains(grid_run):
+    settings, _, rows, _, _, _ = grid_run
+    for row in rows:
+        path = os.path.join(settings.output_dir, row["variant"], "pretrain", "eval_history.jsonl")
+        with open(path) as f:
+            history = [json.loads(line) for line in f]
+        assert [entry["step"] for entry in history] == [1, 2]
+        last = history[-1]  # the trained model: as the table scores it
+        if row["sentence_task"] == "none":
+            assert last["mlm_accuracy"] == pytest.approx(row["mlm_accuracy"], abs=1e-6)
+        else:  # the pairs of its own task
+            task = row["sentence_task"]
+            assert last["sop_accuracy"] == pytest.approx(row[f"{task}_accuracy"], abs=1e-6)
+            assert last["sop_baseline_majority"] == pytest.approx(row[f"{task}_baseline"])
 
 
 def test_a_token_budget_becomes_steps(tmp_path):

@@ -90,7 +90,9 @@ def pretrain_settings(settings, variant, data_folder, folder, steps):
         precision=settings.precision, xla="off", layer_execution="loop", strategy="one_device",
         seed=variant.seed,
         checkpoint_every=max(1, steps // 4), log_every=max(1, steps // 50),
-        eval_batches=settings.eval_batches)
+        eval_batches=settings.eval_batches, eval_every=settings.eval_every,
+        eval_files=(record_pattern(data_folder, data_task(variant.sentence_task), "heldout")
+                    if settings.eval_every else None))
 
 
 def _read(path):
@@ -151,10 +153,12 @@ def _train(run, variant, config, folder, verbose):
     with setup.strategy.scope():
         model = build_model(variant, config, setup.policy)
     setup.compile(model)
+    evaluator = trainer.heldout_evaluator(model, setup.strategy, setup.settings,
+                                          sentence=variant.sentence_task != "none")
     start = time.monotonic()
     result = engine.train(model, setup.strategy, trainer.make_train_dataset(setup.settings,
                                                                             setup.strategy),
-                          setup.settings, folder, verbose)
+                          setup.settings, folder, verbose, evaluator=evaluator)
     train = _read(os.path.join(folder, TRAIN_FILE))
     if train is None or result.get("train_examples_per_second"):
         train = {**result, "seconds": time.monotonic() - start,

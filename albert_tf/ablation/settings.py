@@ -71,6 +71,11 @@ class AblationSettings(Settings):
                              "throughputs compare).", choices=PRECISIONS[1:])
     eval_batches: int = setting(20, "Held-out batches scored per variant and sentence task.",
                                 rule=POSITIVE)
+    eval_every: int | None = setting(
+        None, "Also score each variant on held-out pairs of its own sentence task every N "
+        "updates while it trains (held-out MLM accuracy for sentence_task=none): "
+        "eval_history.jsonl in its pretrain/ folder, the latest on the progress line.",
+        rule=POSITIVE)
     # Fine-tuning.
     finetune: str = setting("", "Tasks to fine-tune every variant on (e.g. rte,mrpc).")
     finetune_data_dir: str | None = setting(

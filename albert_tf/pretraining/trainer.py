@@ -157,12 +157,13 @@ def evaluate(model, strategy, settings):
             "masked_tokens": int(totals[1]), "sequences": int(len(orders))}
 
 
-def heldout_evaluator(model, strategy, settings, chief=True):
+def heldout_evaluator(model, strategy, settings, chief=True, sentence=True):
     """With `settings.eval_every`: the `eval_history.Evaluator` that scores
     `settings.eval_files` (`evaluate`) every N updates and at the last one, into
     `eval_history.jsonl` and TensorBoard's `eval_heldout/`, the progress line showing
-    `heldout_sop_accuracy` beside `heldout_sop_baseline_majority`; else None. Its
-    `latest` holds the step and full results of the newest evaluation."""
+    `heldout_sop_accuracy` beside `heldout_sop_baseline_majority` (or, for a model
+    trained without its sentence head, `sentence=False`: `heldout_mlm_accuracy`);
+    else None. Its `latest` holds the step and full results of the newest evaluation."""
     if not settings.eval_every:
         return None
     from albert_tf.training import eval_history
@@ -177,10 +178,11 @@ def heldout_evaluator(model, strategy, settings, chief=True):
         scored, eval_history.evaluation_steps(settings.eval_every, settings.train_steps,
                                               settings.batch_size, None),
         ("heldout",), epoch_of=lambda step: None,
-        selection=eval_history.Selection("sop_accuracy", greater=True),
+        selection=eval_history.Selection("sop_accuracy" if sentence else "mlm_accuracy",
+                                         greater=True),
         history_path=os.path.join(settings.output_dir, "eval_history.jsonl"),
         summary_dir=os.path.join(settings.output_dir, TENSORBOARD_DIR), chief=chief,
-        shown=("sop_accuracy", "sop_baseline_majority"))
+        shown=("sop_accuracy", "sop_baseline_majority") if sentence else ("mlm_accuracy",))
     evaluator.latest = (None, None)
     return evaluator
 
