@@ -163,28 +163,22 @@ def heldout_evaluator(model, strategy, settings, chief=True, sentence=True):
     `eval_history.jsonl` and TensorBoard's `eval_heldout/`, the progress line showing
     `heldout_sop_accuracy` beside `heldout_sop_baseline_majority` (or, for a model
     trained without its sentence head, `sentence=False`: `heldout_mlm_accuracy`);
-    else None. Its `latest` holds the step and full results of the newest evaluation."""
+    else None."""
     if not settings.eval_every:
         return None
     from albert_tf.training import eval_history
-    from albert_tf.training.callbacks import update_step
     from albert_tf.training.run_folder import TENSORBOARD_DIR
 
-    def scored():
-        evaluator.latest = (update_step(model), evaluate(model, strategy, settings))
-        return {"heldout": evaluator.latest[1]}
-
-    evaluator = eval_history.Evaluator(
-        scored, eval_history.evaluation_steps(settings.eval_every, settings.train_steps,
-                                              settings.batch_size, None),
-        ("heldout",), epoch_of=lambda step: None,
+    steps = eval_history.evaluation_steps(settings.eval_every, settings.train_steps,
+                                          settings.batch_size, None)
+    return eval_history.Evaluator(
+        lambda: {"heldout": evaluate(model, strategy, settings)}, steps, ("heldout",),
+        epoch_of=lambda step: None,
         selection=eval_history.Selection("sop_accuracy" if sentence else "mlm_accuracy",
                                          greater=True),
         history_path=os.path.join(settings.output_dir, "eval_history.jsonl"),
         summary_dir=os.path.join(settings.output_dir, TENSORBOARD_DIR), chief=chief,
         shown=("sop_accuracy", "sop_baseline_majority") if sentence else ("mlm_accuracy",))
-    evaluator.latest = (None, None)
-    return evaluator
 
 
 def _vocabulary(settings, verbose):
@@ -234,7 +228,7 @@ def run_pretraining(settings, verbose=True):
                                     evaluator=evaluator)
     if settings.eval_files:
         step, latest = evaluator.latest if evaluator else (None, None)
-        results["eval"] = (latest if step == results["train"]["step"]
+        results["eval"] = (latest["heldout"] if step == results["train"]["step"]
                            else evaluate(model, strategy, settings))
     if setup.chief:
         with atomic_file(os.path.join(settings.output_dir, "pretrain_results.json")) as f:

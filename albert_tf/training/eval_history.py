@@ -196,6 +196,7 @@ class Evaluator(keras.callbacks.Callback):
         self.report, self.watch = report, watch
         self.shown = tuple(shown or (selection.key,))
         self.history = []
+        self.latest = (None, None)  # (step, results) of the newest evaluation made here
         self.stopped = None  # the early stop, once decided (`Selection.stop_reason`)
         self.saver = self.guard = self.progress = None
 
@@ -246,6 +247,7 @@ class Evaluator(keras.callbacks.Callback):
 
     def _record(self, step):
         results = self.evaluate()
+        self.latest = (step, results)
         entry = history_entry(step, self.epoch_of(step), results, self.splits)
         history = self.history + [entry]
         self.selection.value(entry)  # a --best_metric the task does not report: say so now
