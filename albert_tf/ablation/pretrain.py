@@ -39,7 +39,12 @@ PRETRAIN_DIR = "pretrain"
 TRAIN_FILE = "train_result.json"
 EVAL_FILE = "eval_result.json"
 BUDGET_FILE = "budget.json"
+# A variant's seconds per update (--budget_seconds) are the median of updates timed
+# for this long, or for a fiftieth of the budget when that is less (at least
+# CALIBRATION_STEPS of them), after WARMUP_STEPS untimed ones.
+CALIBRATION_SECONDS = 5.0
 CALIBRATION_STEPS = 5
+WARMUP_STEPS = 3
 # Training batches a linear probe is fit on (a variant without a sentence head).
 PROBE_BATCHES = 64
 
@@ -107,26 +112,37 @@ def _write(path, values):
         json.dump(values, f, indent=2, sort_keys=True)
 
 
-def measure_step_seconds(variant, config, settings, data_folder, steps=CALIBRATION_STEPS):
-    """Seconds per update of this variant, timed on a throwaway copy of it (after
-    one untimed update, which traces the step)."""
+def measure_step_seconds(variant, config, settings, data_folder):
+    """Seconds per update of this variant: the median of updates of a throwaway copy
+    of it timed one by one for `CALIBRATION_SECONDS` or a fiftieth of the budget (at
+    least `CALIBRATION_STEPS`),
+    after `WARMUP_STEPS` untimed ones (tracing, the first allocations). A few timed
+    updates alone were noisy: the same variant got 1,301 and 2,231 updates of a
+    6-minute budget."""
+    import statistics
+
     from albert_tf.pretraining import pretraining_dataset
     from albert_tf.training.optimizers import create_optimizer
 
     keras.utils.set_random_seed(variant.seed)
     model = build_model(variant, config, POLICY[settings.precision])
+    # (a schedule longer than any calibration; the variant's own run is compiled alike)
     model.compile(optimizer=create_optimizer(settings.optimizer, settings.learning_rate,
-                                             steps + 1, 0, 0.01, 1.0, 1),
+                                             1_000_000, 0, 0.01, 1.0, 1),
                   jit_compile=False)  # as the variant's own run (xla="off")
     dataset = pretraining_dataset(
         record_pattern(data_folder, data_task(variant.sentence_task), "train"),
         settings.batch_size, settings.max_seq_length, settings.max_predictions_per_seq)
     batches = iter(dataset)
-    model.train_on_batch(*next(batches))
-    start = time.perf_counter()
-    for _ in range(steps):
+    for _ in range(WARMUP_STEPS):
         model.train_on_batch(*next(batches))
-    return (time.perf_counter() - start) / steps
+    timed = min(CALIBRATION_SECONDS, settings.budget_seconds / 50)
+    times, start = [], time.perf_counter()
+    while len(times) < CALIBRATION_STEPS or time.perf_counter() - start < timed:
+        begun = time.perf_counter()
+        model.train_on_batch(*next(batches))
+        times.append(time.perf_counter() - begun)
+    return statistics.median(times)
 
 
 def budget_steps(settings, variant, config, data_folder, folder):
