@@ -112,6 +112,14 @@ class AlbertConfig:
     def head_dim(self):
         return self.hidden_dim // self.num_heads
 
+    def length_problem(self, max_seq_length):
+        """What is wrong with running this model on sequences of `max_seq_length`
+        (more than its positions), said as a run's flag; None when nothing is."""
+        if max_seq_length <= self.max_sequence_length:
+            return None
+        return (f"--max_seq_length={max_seq_length} is more than the model's "
+                f"{self.max_sequence_length} positions")
+
     def replace(self, **changes):
         """A copy with `changes` applied (validated like a new config)."""
         unknown = sorted(set(changes) - {f.name for f in dataclasses.fields(self)})

@@ -115,10 +115,9 @@ def _write(path, values):
 def measure_step_seconds(variant, config, settings, data_folder):
     """Seconds per update of this variant: the median of updates of a throwaway copy
     of it timed one by one for `CALIBRATION_SECONDS` or a fiftieth of the budget (at
-    least `CALIBRATION_STEPS`),
-    after `WARMUP_STEPS` untimed ones (tracing, the first allocations). A few timed
-    updates alone were noisy: the same variant got 1,301 and 2,231 updates of a
-    6-minute budget."""
+    least `CALIBRATION_STEPS`), after `WARMUP_STEPS` untimed ones (tracing, the first
+    allocations). A few timed updates alone were noisy: the same variant got 1,301
+    and 2,231 updates of a 6-minute budget."""
     import statistics
 
     from albert_tf.pretraining import pretraining_dataset

@@ -30,9 +30,9 @@ def base_config(settings, vocabulary_size):
     config = (AlbertConfig.preset(settings.model) if settings.model in preset_names()
               else AlbertConfig.from_json_file(settings.model))
     config = config.replace(vocabulary_size=vocabulary_size)
-    if config.max_sequence_length < settings.max_seq_length:
-        raise ValueError(f"--max_seq_length={settings.max_seq_length} is more than the "
-                         f"model's {config.max_sequence_length} positions ({settings.model})")
+    problem = config.length_problem(settings.max_seq_length)
+    if problem:
+        raise ValueError(f"{problem} ({settings.model})")
     return config
 
 

@@ -207,9 +207,9 @@ def run_pretraining(settings, verbose=True):
     config = (checkpoints.read_checkpoint(settings.init_checkpoint)[1]
               if settings.init_checkpoint and not settings.init_from_group0
               else new_model_config(settings, tokenizer))
-    if settings.max_seq_length > config.max_sequence_length:
-        raise ValueError(f"--max_seq_length={settings.max_seq_length} is more than the "
-                         f"model's {config.max_sequence_length} positions")
+    problem = config.length_problem(settings.max_seq_length)
+    if problem:
+        raise ValueError(problem)
     measured = "auto" in (settings.xla, settings.layer_execution)
     setup = start_run(settings, SETTINGS_FILE, config if measured else None)
     settings, strategy = setup.settings, setup.strategy

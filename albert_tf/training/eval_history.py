@@ -45,8 +45,8 @@ def evaluation_steps(eval_every, train_steps, batch_size, train_examples):
 
 
 def history_entry(step, epoch, results, splits):
-    """One history line: `step`, `epoch` (unless None) and the numbers of each split's results
-    (`results`: split -> the task's metrics), keyed `SPLIT/METRIC` when there are
+    """One history line: `step`, `epoch` (unless None) and the numbers of each
+    split's results (`results`: split -> the task's metrics), keyed `SPLIT/METRIC` when there are
     several splits; tables (per-class scores) and texts are left out."""
     entry = {"step": int(step)}
     if epoch is not None:  # None: the epochs are not known (pretraining records)

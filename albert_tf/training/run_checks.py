@@ -34,9 +34,7 @@ def check_run(task, settings, vocabulary_size, checkpoint, examples):
     if settings.model and settings.init_checkpoint:
         problems.append("give --init_checkpoint (its model is used) or --model (a new "
                         "model), not both")
-    if settings.max_seq_length > config.max_sequence_length:
-        problems.append(f"--max_seq_length={settings.max_seq_length} is more than the "
-                        f"model's {config.max_sequence_length} positions")
+    problems += filter(None, [config.length_problem(settings.max_seq_length)])
     for split in splits_to_read(task, settings):
         try:
             if not examples(split):
