@@ -8,9 +8,9 @@
 | SQuAD v1.1, v2.0 (squad, squad_v2) | the SQuAD explorer's JSON files | `squad/{train,dev}-v<version>.json` |
 | CLUE (afqmc tnews iflytek cmnli ocnli cluewsc2020 csl), CMRC 2018, CHID | CLUE's public task archives | `clue/<task>/{train,dev,test}.json` (CHID: its `*_answer.json` and `test1.1.json`) |
 
-Each task says where its data comes from (`tasks.base.Task.data_source`, a
-`DataSource` made by the functions below; GLUE's and CLUE's in their spec
-rows), and `albert-tf download` gathers them from the task registry. Each data
+Each task's declaration says where its data comes from (`tasks.base.Declared.data_source`,
+a `DataSource` made by the functions below), and `albert-tf download` gathers
+them from the task registry's declarations, without TensorFlow. Each data
 set keeps its own licence (GLUE's tasks, SQuAD: CC BY-SA 4.0, CLUE's
 tasks); fetching one is agreeing to it. A folder appears complete or not at all.
 """

@@ -123,6 +123,7 @@ def export_option_classes():
 
 def data_sources():
     """`{task name: albert_tf.datasets.DataSource}` of the tasks with a public data set
-    (what `albert-tf download --dataset` fetches)."""
-    return {name: task.data_source for name, task in REGISTRY.entries().items()
-            if task.data_source is not None}
+    (what `albert-tf download --dataset` fetches), from the declarations: no task
+    module, and no TensorFlow, is imported."""
+    return {name: entry.data_source for name, entry in declarations().items()
+            if entry.data_source is not None}

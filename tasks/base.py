@@ -109,6 +109,8 @@ class Declared:
     recipes: the folder's `recipes.json` (see `load_recipe`), or a `Recipe`.
     data_folder: what `--data_dir` holds for the task (its error when missing),
         or None: the task reads its own file flags (`--train_file`, ...).
+    data_source: where `albert-tf download --dataset=NAME` fetches the task's
+        data (an `albert_tf.datasets.DataSource`), or None (no public data set).
     """
 
     name: str
@@ -117,6 +119,7 @@ class Declared:
     export_options_class: type | None = None
     recipes: object = None
     data_folder: str | None = None
+    data_source: object = None
 
     @property
     def recipe(self):
@@ -162,9 +165,6 @@ class Task(abc.ABC):
     scored_test_splits = ()
     # The package extras (`albert_tf.extras.EXTRAS`) its evaluation needs.
     extras = ()
-    # Where `albert-tf download --dataset=NAME` fetches the task's data (an
-    # `albert_tf.datasets.DataSource`), or None (no public data set).
-    data_source = None
     # The metric that ranks steps and runs (--keep_best, early stopping, seeds,
     # search): a key of what `evaluate` returns for the first of `eval_splits`.
     primary_metric = None
@@ -183,6 +183,7 @@ class Task(abc.ABC):
     export_options_class = property(lambda self: self.declared.export_options_class)
     recipe = property(lambda self: self.declared.recipe)
     scratch_recipe = property(lambda self: self.declared.scratch_recipe)
+    data_source = property(lambda self: self.declared.data_source)
 
     def primary_metric_for(self, options):
         """The primary metric under the task's options (`self.options(settings)`):

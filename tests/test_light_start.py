@@ -70,6 +70,15 @@ def test_a_missing_file_or_folder_is_one_line_before_tensorflow(tmp_path, module
     _no_tensorflow(imported)
 
 
+def test_download_names_an_unknown_data_set_before_tensorflow(tmp_path):
+    # Each task's data source is in its declaration, not in its module.
+    status, said, imported, _ = _command("albert_tf.download", "--dataset=rte,glue",
+                                         f"--output_dir={tmp_path}")
+    assert status == 1 and len(said) == 1, said
+    assert said[0].startswith("error: unknown data set(s) glue; known: afqmc, chid,")
+    _no_tensorflow(imported)
+
+
 def test_help_of_every_training_command_without_tensorflow():
     _, said, imported, out = _command("albert_tf.finetune", "--helpfull")
     assert not said

@@ -17,8 +17,7 @@ from albert_tf.datasets import DownloadSettings, fetch_dataset, unknown_datasets
 
 def run(settings):
     if settings.dataset:
-        cli.load_tensorflow()  # the task modules import it
-        from albert_tf import tasks  # each task knows where its data comes from
+        from albert_tf import tasks  # each task's declaration says where its data comes from
 
         sources = tasks.data_sources()
         unknown_datasets(settings.dataset, sources)

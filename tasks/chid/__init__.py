@@ -7,6 +7,7 @@ blanks (`albert_tf.steps.cloze_decode`) and writes the submission files;
 `serving` answers raw passages.
 """
 
+from albert_tf import datasets
 from albert_tf.tasks.base import Declared, recipes_file
 from albert_tf.tasks.chid.options import ChidOptions
 
@@ -14,5 +15,6 @@ DECLARED = (
     Declared("chid", f"{__name__}.task", ChidOptions, recipes=recipes_file(__file__),
              data_folder="CLUE's CHID folder (train.json and train_answer.json, dev.json and "
                          "dev_answer.json, test1.1.json) or FewCLUE's (train_few_all.json, "
-                         "dev_few_all.json, test.json)"),
+                         "dev_few_all.json, test.json)",
+             data_source=datasets.clue_source("chid")),  # CLUE's chid_public.zip
 )

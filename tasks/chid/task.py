@@ -17,7 +17,6 @@ import os
 
 import numpy as np
 
-from albert_tf import datasets
 from albert_tf.io_utils import atomic_file
 from albert_tf.models import AlbertMultipleChoice
 from albert_tf.tasks import declarations, metrics, register
@@ -65,10 +64,6 @@ class ChidTask(Task):
     pipeline_tag, language = "multiple-choice", "zh"
 
     primary_metric = "accuracy"
-
-    def __init__(self, declared):
-        super().__init__(declared)
-        self.data_source = datasets.clue_source(self.name)  # CLUE's chid_public.zip
 
     def read_examples(self, data_dir, split, options=None):
         return read_chid(data_dir, split)

@@ -29,7 +29,6 @@ import json
 import os
 import typing
 
-from albert_tf import datasets
 from albert_tf.io_utils import atomic_file, json_field, json_kind, json_objects, numbered_lines
 from albert_tf.tasks import metrics
 from albert_tf.tasks.base import Example
@@ -48,8 +47,6 @@ class ClueSpec:
     pair: whether the task takes two texts (`text_b` is never None).
     skip_label: rows of labelled splits with this label are left out.
     input_format: how a raw input is built, for the serving description.
-    source: where `albert-tf download` fetches it (`albert_tf.datasets.DataSource`);
-        default: CLUE's public archive of the task.
     """
 
     name: str
@@ -72,11 +69,6 @@ class ClueSpec:
     def input_columns(self):
         """The fields text_a (and text_b) are read from, where each is one field."""
         return getattr(self.inputs, "columns", ())
-    source: datasets.DataSource | None = None
-
-    def __post_init__(self):
-        if self.source is None:
-            object.__setattr__(self, "source", datasets.clue_source(self.name))
 
     # What `task.SentenceTask` reads of a spec (`glue.GlueSpec` has the same).
     primary = "accuracy"

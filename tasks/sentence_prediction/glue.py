@@ -26,7 +26,6 @@ import operator
 import os
 import types
 
-from albert_tf import datasets
 from albert_tf.io_utils import atomic_file, numbered_lines
 from albert_tf.tasks import metrics
 from albert_tf.tasks.base import Example
@@ -79,8 +78,6 @@ class GlueSpec:
         selection; positive_label: the class F1 is computed for.
     files: split -> file name in the folder; eval_splits: the dev split(s)
         to report; test_splits: split -> submission file name.
-    source: where `albert-tf download` fetches it (`albert_tf.datasets.DataSource`);
-        default: GLUE's archive of `folder`.
     input_columns: the header's names of the text_a (and text_b) columns, which
         a served or predicting model takes for its inputs (none: no header).
     """
@@ -96,12 +93,9 @@ class GlueSpec:
     eval_splits: tuple = ("dev",)
     files: dict = dataclasses.field(default_factory=lambda: dict(_STANDARD_FILES))
     positive_label: str | None = None
-    source: datasets.DataSource | None = None
     input_columns: tuple = ()
 
     def __post_init__(self):
-        if self.source is None:
-            object.__setattr__(self, "source", datasets.glue_source(self.name, self.folder))
         # Read-only views: a spec is a constant shared by every caller.
         object.__setattr__(self, "files", types.MappingProxyType(dict(self.files)))
         object.__setattr__(self, "test_splits",
@@ -184,8 +178,6 @@ SPECS = {spec.name: spec for spec in (
              test=Columns(5, guid=0, text_a=3, text_b=4),
              labels=_BINARY, metrics=("accuracy", "f1"), primary="accuracy",
              positive_label="1", test_splits={"test": "MRPC.tsv"},
-             # Microsoft's files split by GLUE's dev ids (GLUE's archive has no MRPC data).
-             source=datasets.mrpc_source("mrpc", "MRPC"),
              input_columns=("#1 String", "#2 String")),
     GlueSpec("stsb", "STS-B",
              labelled=Columns(10, text_a=7, text_b=8, label=9),

@@ -28,7 +28,6 @@ class SentenceTask(Task):
         self.primary_metric = spec.primary
         self.eval_splits = tuple(spec.eval_splits)
         self.test_splits = tuple(spec.test_splits)
-        self.data_source = spec.source
         self.language = "zh" if spec.name in clue.SPECS else "en"
 
     pipeline_tag = "text-classification"

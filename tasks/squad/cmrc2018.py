@@ -24,7 +24,6 @@ import logging
 import os
 import re
 
-from albert_tf import datasets
 from albert_tf.io_utils import atomic_file
 from albert_tf.tasks import declarations, register
 from albert_tf.tasks.squad import cmrc2018_evaluate
@@ -106,7 +105,6 @@ class Cmrc2018Task(SquadTask):
 
     def __init__(self, declared):
         super().__init__(declared, "1.1")
-        self.data_source = datasets.clue_source(self.name)  # CLUE's archive, not SQuAD's
 
     def read_examples(self, data_dir, split, options=None):
         """"train", "dev", "trial" (labelled) and "test" (CLUE's, unlabelled)."""

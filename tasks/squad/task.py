@@ -16,7 +16,6 @@ import json
 import os
 import zlib
 
-from albert_tf import datasets
 from albert_tf.models import AlbertSpanQA, AlbertBeamQA
 from albert_tf.training.run_folder import RESULTS_FILE
 from albert_tf.tasks import declarations, register
@@ -74,7 +73,6 @@ class SquadTask(Task):
         super().__init__(declared)
         self.version = version
         self.language = "zh" if declared.name == "cmrc2018" else "en"
-        self.data_source = datasets.squad_source(declared.name, version)
 
     @property
     def v2(self):
