@@ -183,7 +183,6 @@ class Task(abc.ABC):
     export_options_class = property(lambda self: self.declared.export_options_class)
     recipe = property(lambda self: self.declared.recipe)
     scratch_recipe = property(lambda self: self.declared.scratch_recipe)
-    data_source = property(lambda self: self.declared.data_source)
 
     def primary_metric_for(self, options):
         """The primary metric under the task's options (`self.options(settings)`):
