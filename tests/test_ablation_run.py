@@ -168,6 +168,37 @@ def test_a_token_budget_becomes_steps(tmp_path):
         assert json.load(f) == {"steps": 8}
 
 
+def test_variants_of_one_architecture_get_the_same_updates_of_a_time_budget(tmp_path,
+                                                                            monkeypatch):
+    from albert_tf.ablation import grid, pretrain
+
+    timed = []
+    seconds = {"all-E8-L2-H16": [0.25, 0.5, 0.125], "none-E8-L2-H16": [0.2]}
+
+    def measure(variant, config, settings, data_folder):
+        timed.append(variant.name)
+        return seconds[variant.architecture].pop(0)  # a busy host: each timing differs
+
+    monkeypatch.setattr(pretrain, "measure_step_seconds", measure)
+    settings = _settings(tmp_path, budget_steps=None, budget_seconds=10.0)
+    os.makedirs(settings.output_dir)
+    variants = [grid.Variant("all", 8, 2, 16, task, seed)
+                for seed in (1, 2) for task in ("none", "nsp", "sop")]
+    steps = []
+    for variant in [*variants, grid.Variant("none", 8, 2, 16, "sop", 1)]:
+        folder = tmp_path / variant.name
+        folder.mkdir()
+        steps.append(pretrain.budget_steps(settings, variant, None, "unused", str(folder)))
+    assert steps == [40] * 6 + [50]
+    assert timed == ["all-E8-L2-H16-none-seed1", "none-E8-L2-H16-sop-seed1"]
+    with open(tmp_path / variants[-1].name / "budget.json") as f:
+        assert json.load(f) == {"measured_seconds_per_step": 0.25, "steps": 40,
+                                "measured_with": "all-E8-L2-H16-none-seed1"}
+    # A stopped grid that continues reads the measurement back.
+    with open(os.path.join(settings.output_dir, "step_seconds.json")) as f:
+        assert json.load(f)["all-E8-L2-H16"]["seconds_per_step"] == 0.25
+
+
 def test_a_grid_with_other_settings_in_the_folder_is_refused(grid_run):
     from albert_tf.ablation.runner import check_saved
 

@@ -51,6 +51,13 @@ class Variant:
         """A folder name: `all-E32-L4-H64-sop-seed1`."""
         return "-".join(f"{short}{getattr(self, key)}" for key, short in _SHORT)
 
+    @property
+    def architecture(self):
+        """The name's part that sets the model (its size and the cost of an update):
+        `all-E32-L4-H64`; the sentence task and the seed do not."""
+        return "-".join(f"{short}{getattr(self, key)}" for key, short in _SHORT
+                        if key not in ("sentence_task", "seed"))
+
     def to_dict(self):
         return dataclasses.asdict(self)
 

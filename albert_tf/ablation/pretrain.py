@@ -1,7 +1,7 @@
 """Pretraining one variant under the grid's budget, and scoring it on held-out text.
 
 Every variant runs through the pretraining trainer's pieces (`start_run`, the
-resumable `engine.train`, `trainer.evaluate`), so a killed variant resumes
+resumable `engine.train`, `trainer.HeldoutScores`), so a killed variant resumes
 from its last checkpoint. Variants with `sentence_task=none` train
 `MaskedLMOnlyModel`: the same model and heads, with the sentence loss left
 out (the paper's "None" row of Table 5).
@@ -39,6 +39,10 @@ PRETRAIN_DIR = "pretrain"
 TRAIN_FILE = "train_result.json"
 EVAL_FILE = "eval_result.json"
 BUDGET_FILE = "budget.json"
+# The grid's measured seconds per update, one entry per architecture
+# (`Variant.architecture`: NSP and SOP records have the same shapes, and the
+# MLM-only model leaves out only the pooler's and the sentence head's gradients).
+STEP_SECONDS_FILE = "step_seconds.json"
 # A variant's seconds per update (--budget_seconds) are the median of updates timed
 # for this long, or for a fiftieth of the budget when that is less (at least
 # CALIBRATION_STEPS of them), after WARMUP_STEPS untimed ones.
@@ -144,6 +148,23 @@ def measure_step_seconds(variant, config, settings, data_folder):
     return statistics.median(times)
 
 
+def step_seconds(settings, variant, config, data_folder):
+    """`(seconds per update, the variant that was timed)` for `variant`'s
+    architecture: measured once a grid (`measure_step_seconds`) and kept in its
+    `STEP_SECONDS_FILE`, so that variants that cost the same get the same number
+    of updates of a time budget. Timed apart, noise on a busy host gave the three
+    sentence tasks of one architecture 2,096, 1,857 and 1,631 updates of the same
+    6 minutes: the paper compares its objectives at equal updates."""
+    path = os.path.join(settings.output_dir, STEP_SECONDS_FILE)
+    saved = _read(path) or {}
+    key = variant.architecture
+    if key not in saved:
+        seconds = measure_step_seconds(variant, config, settings, data_folder)
+        saved[key] = {"seconds_per_step": seconds, "measured_with": variant.name}
+        _write(path, saved)
+    return saved[key]["seconds_per_step"], saved[key]["measured_with"]
+
+
 def budget_steps(settings, variant, config, data_folder, folder):
     """The variant's updates under the grid's budget (decided once, then read back)."""
     saved = _read(os.path.join(folder, BUDGET_FILE))
@@ -155,9 +176,9 @@ def budget_steps(settings, variant, config, data_folder, folder):
     elif settings.budget_tokens is not None:
         steps = math.ceil(settings.budget_tokens / (settings.batch_size * settings.max_seq_length))
     else:
-        seconds = measure_step_seconds(variant, config, settings, data_folder)
+        seconds, timed = step_seconds(settings, variant, config, data_folder)
         steps = max(1, int(settings.budget_seconds / seconds))
-        record["measured_seconds_per_step"] = seconds
+        record = {"measured_seconds_per_step": seconds, "measured_with": timed}
     _write(os.path.join(folder, BUDGET_FILE), {**record, "steps": steps})
     return steps
 
@@ -168,8 +189,8 @@ def _train(run, variant, config, folder, verbose):
     with setup.strategy.scope():
         model = build_model(variant, config, setup.policy)
     setup.compile(model)
-    evaluator = trainer.heldout_evaluator(model, setup.strategy, setup.settings,
-                                          sentence=variant.sentence_task != "none")
+    evaluator = trainer.heldout_evaluator(trainer.HeldoutScores(model, setup.strategy),
+                                          setup.settings, sentence=variant.sentence_task != "none")
     start = time.monotonic()
     result = engine.train(model, setup.strategy, trainer.make_train_dataset(setup.settings,
                                                                             setup.strategy),
@@ -191,7 +212,7 @@ def inference(model):
     return tf.function(lambda inputs: model(inputs, training=False), reduce_retracing=True)
 
 
-def heldout_mlm_loss(model, settings, pattern):
+def heldout_mlm_loss(forward, settings, pattern):
     """The masked-LM cross-entropy (nats per masked token) on held-out records:
     finer than accuracy early in training, when every model still predicts the
     most frequent token."""
@@ -199,7 +220,7 @@ def heldout_mlm_loss(model, settings, pattern):
 
     dataset = pretraining_dataset(pattern, settings.batch_size, settings.max_seq_length,
                                   settings.max_predictions_per_seq, repeat=False)
-    total, count, forward = 0.0, 0.0, inference(model)
+    total, count = 0.0, 0.0
     for inputs, labels in dataset.take(settings.eval_batches):
         logits = forward(inputs)["mlm_logits"]
         loss = sparse_cross_entropy(labels["mask_ids"], logits)  # (batch, predictions)
@@ -209,7 +230,7 @@ def heldout_mlm_loss(model, settings, pattern):
     return total / max(count, 1.0)
 
 
-def pooled_features(model, settings, pattern, batches):
+def pooled_features(forward, settings, pattern, batches):
     """`(pooled outputs, sentence labels)` of up to `batches` batches of records."""
     import numpy as np
 
@@ -217,20 +238,20 @@ def pooled_features(model, settings, pattern, batches):
 
     dataset = pretraining_dataset(pattern, settings.batch_size, settings.max_seq_length,
                                   settings.max_predictions_per_seq, repeat=False)
-    features, labels, forward = [], [], inference(model)
+    features, labels = [], []
     for inputs, targets in dataset.take(batches):
         features.append(ops.convert_to_numpy(forward(inputs)["pooled_output"]))
         labels.append(ops.convert_to_numpy(targets["sop_label"]).reshape(-1))
     return np.concatenate(features).astype("float32"), np.concatenate(labels)
 
 
-def probe_scores(model, settings, data_folder, task):
+def probe_scores(forward, settings, data_folder, task):
     """A variant without a sentence head, scored on `task` by a linear probe of
     its pooled output fit on `PROBE_BATCHES` batches of the task's training pairs."""
-    features, labels = pooled_features(model, settings, record_pattern(data_folder, task, "train"),
-                                       PROBE_BATCHES)
+    features, labels = pooled_features(forward, settings,
+                                       record_pattern(data_folder, task, "train"), PROBE_BATCHES)
     predict = sentence_scores.fit_linear_probe(features, labels)
-    heldout, truth = pooled_features(model, settings,
+    heldout, truth = pooled_features(forward, settings,
                                      record_pattern(data_folder, task, "heldout"),
                                      settings.eval_batches)
     return sentence_scores.binary_scores(truth, predict(heldout))
@@ -245,16 +266,17 @@ def score(model, setup, variant, data_folder):
     (label 0, "B follows A", means the same in both), or a linear probe for a
     variant trained without one.
     """
-    scores = {"mlm_loss": heldout_mlm_loss(model, setup.settings,
+    forward, heldout = inference(model), trainer.HeldoutScores(model, setup.strategy)
+    scores = {"mlm_loss": heldout_mlm_loss(forward, setup.settings,
                                            record_pattern(data_folder, "sop", "heldout"))}
     for task in ("sop", "nsp"):
-        run = setup.settings.replace(eval_files=record_pattern(data_folder, task, "heldout"))
-        result = trainer.evaluate(model, setup.strategy, run)
+        result = heldout(setup.settings.replace(
+            eval_files=record_pattern(data_folder, task, "heldout")))
         if task == "sop":
             scores["mlm_accuracy"] = result["mlm_accuracy"]
             scores["mlm_baseline"] = result["mlm_baseline_most_frequent_token"]
         if variant.sentence_task == "none":
-            sentence, by = probe_scores(model, setup.settings, data_folder, task), "linear probe"
+            sentence, by = probe_scores(forward, setup.settings, data_folder, task), "linear probe"
         else:
             sentence = {"accuracy": result["sop_accuracy"],
                         "baseline": result["sop_baseline_majority"],

@@ -110,20 +110,24 @@ def make_train_dataset(settings, strategy):
     return make
 
 
-def evaluate(model, strategy, settings):
-    """MLM and sentence-task accuracy on `settings.eval_files`, with what they mean.
+class HeldoutScores:
+    """MLM and sentence-task accuracy of `model` on held-out records, with what
+    they mean; called with the settings naming the records (`eval_files`,
+    `eval_batches`, the lengths and batch size).
 
     Baselines: always the most frequent masked token of the evaluated batches
     (MLM) and always the more frequent sentence label (SOP or NSP, whichever
     the records hold); the sentence accuracy also as a balanced accuracy and
     with its 95% interval (`sentence_scores.binary_scores`).
-    """
-    files = expand_files(settings.eval_files, "--eval_files")
-    dataset = strategy.distribute_datasets_from_function(
-        _dataset_fn(settings, files, strategy, repeat=False))
 
-    @tf.function
-    def step(inputs, labels):
+    The evaluation step is traced once, when the object is made, and serves every
+    call: traced at each evaluation, it cost about a second each time, which a run
+    scored every few hundred updates paid again and again.
+    """
+
+    def __init__(self, model, strategy):
+        self.strategy = strategy
+
         def replica(inputs, labels):
             out = model(inputs, training=False)
             weights = tf.cast(labels["mask_weights"], tf.float32)
@@ -132,35 +136,42 @@ def evaluate(model, strategy, settings):
             return (tf.reduce_sum(hits * weights), tf.reduce_sum(weights),
                     tf.cast(tf.argmax(out["sop_logits"], -1), tf.int32))
 
-        return strategy.run(replica, args=(inputs, labels))
+        self.step = tf.function(lambda inputs, labels: strategy.run(replica, args=(inputs, labels)),
+                                reduce_retracing=True)  # (a last, smaller batch)
 
-    totals = np.zeros(2)
-    masked, orders, guesses = [], [], []
-    for i, (inputs, labels) in enumerate(dataset):
-        if i >= settings.eval_batches:
-            break
-        hits, weights, guessed = step(inputs, labels)
-        totals += [float(strategy.reduce("SUM", hits, axis=None)),
-                   float(strategy.reduce("SUM", weights, axis=None))]
-        guesses += [g.numpy().reshape(-1) for g in strategy.experimental_local_results(guessed)]
-        for ids, w, sop in zip(*(strategy.experimental_local_results(labels[k])
-                                 for k in ("mask_ids", "mask_weights", "sop_label"))):
-            masked.append(ids.numpy()[w.numpy() > 0])
-            orders.append(sop.numpy().reshape(-1))
-    masked, orders = np.concatenate(masked), np.concatenate(orders)
-    sentence = binary_scores(orders, np.concatenate(guesses))
-    return {"mlm_accuracy": totals[0] / max(totals[1], 1),
-            "mlm_baseline_most_frequent_token": float(np.bincount(masked).max() / len(masked)),
-            "sop_accuracy": sentence["accuracy"], "sop_baseline_majority": sentence["baseline"],
-            "sop_balanced_accuracy": sentence["balanced_accuracy"],
-            "sop_ci95": sentence["ci95"],
-            "masked_tokens": int(totals[1]), "sequences": int(len(orders))}
+    def __call__(self, settings):
+        strategy = self.strategy
+        files = expand_files(settings.eval_files, "--eval_files")
+        dataset = strategy.distribute_datasets_from_function(
+            _dataset_fn(settings, files, strategy, repeat=False))
+        totals = np.zeros(2)
+        masked, orders, guesses = [], [], []
+        for i, (inputs, labels) in enumerate(dataset):
+            if i >= settings.eval_batches:
+                break
+            hits, weights, guessed = self.step(inputs, labels)
+            totals += [float(strategy.reduce("SUM", hits, axis=None)),
+                       float(strategy.reduce("SUM", weights, axis=None))]
+            guesses += [g.numpy().reshape(-1) for g in strategy.experimental_local_results(guessed)]
+            for ids, w, sop in zip(*(strategy.experimental_local_results(labels[k])
+                                     for k in ("mask_ids", "mask_weights", "sop_label"))):
+                masked.append(ids.numpy()[w.numpy() > 0])
+                orders.append(sop.numpy().reshape(-1))
+        masked, orders = np.concatenate(masked), np.concatenate(orders)
+        sentence = binary_scores(orders, np.concatenate(guesses))
+        return {"mlm_accuracy": totals[0] / max(totals[1], 1),
+                "mlm_baseline_most_frequent_token": float(np.bincount(masked).max() / len(masked)),
+                "sop_accuracy": sentence["accuracy"], "sop_baseline_majority": sentence["baseline"],
+                "sop_balanced_accuracy": sentence["balanced_accuracy"],
+                "sop_ci95": sentence["ci95"],
+                "masked_tokens": int(totals[1]), "sequences": int(len(orders))}
 
 
-def heldout_evaluator(model, strategy, settings, chief=True, sentence=True):
+def heldout_evaluator(scores, settings, chief=True, sentence=True):
     """With `settings.eval_every`: the `eval_history.Evaluator` that scores
-    `settings.eval_files` (`evaluate`) every N updates and at the last one, into
-    `eval_history.jsonl` and TensorBoard's `eval_heldout/`, the progress line showing
+    `settings.eval_files` with `scores` (a `HeldoutScores`) every N updates and at
+    the last one, into `eval_history.jsonl` and TensorBoard's `eval_heldout/`, the
+    progress line showing
     `heldout_sop_accuracy` beside `heldout_sop_baseline_majority` (or, for a model
     trained without its sentence head, `sentence=False`: `heldout_mlm_accuracy`);
     else None."""
@@ -172,7 +183,7 @@ def heldout_evaluator(model, strategy, settings, chief=True, sentence=True):
     steps = eval_history.evaluation_steps(settings.eval_every, settings.train_steps,
                                           settings.batch_size, None)
     return eval_history.Evaluator(
-        lambda: {"heldout": evaluate(model, strategy, settings)}, steps, ("heldout",),
+        lambda: {"heldout": scores(settings)}, steps, ("heldout",),
         epoch_of=lambda step: None,
         selection=eval_history.Selection("sop_accuracy" if sentence else "mlm_accuracy",
                                          greater=True),
@@ -220,16 +231,17 @@ def run_pretraining(settings, verbose=True):
         print(f"device: {setup.describe()}; a backbone of {model.backbone.count_params():,} "
               "parameters", flush=True)
     results = {"precision": setup.policy, "xla": setup.jit, "replicas": setup.replicas}
+    scores = HeldoutScores(model, strategy)
     if settings.eval_files and settings.init_checkpoint:  # where continued pretraining starts
-        results["eval_init_checkpoint"] = evaluate(model, strategy, settings)
-    evaluator = heldout_evaluator(model, strategy, settings, setup.chief)
+        results["eval_init_checkpoint"] = scores(settings)
+    evaluator = heldout_evaluator(scores, settings, setup.chief)
     results["train"] = engine.train(model, strategy, make_train_dataset(settings, strategy),
                                     settings, settings.output_dir, verbose, setup.worker,
                                     evaluator=evaluator)
     if settings.eval_files:
         step, latest = evaluator.latest if evaluator else (None, None)
         results["eval"] = (latest["heldout"] if step == results["train"]["step"]
-                           else evaluate(model, strategy, settings))
+                           else scores(settings))
     if setup.chief:
         with atomic_file(os.path.join(settings.output_dir, "pretrain_results.json")) as f:
             json.dump(results, f, indent=2, sort_keys=True)
