@@ -30,9 +30,14 @@ def run_here(module, *args):
     `args`), in this process, on flag values of its own (absl's are untouched)."""
     from absl import flags
 
+    from albert_tf.io_utils import release_folders
+
     values = flags.FlagValues()
     module.PROGRAM.define(values, module.__name__)
-    module.PROGRAM.main(module.PROGRAM.parse([module.__name__, *args], values), values)
+    try:
+        module.PROGRAM.main(module.PROGRAM.parse([module.__name__, *args], values), values)
+    finally:
+        release_folders()  # as the command's process would, ending
 
 
 def _default_sigint():

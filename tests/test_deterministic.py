@@ -20,7 +20,8 @@ def _run(tmp_path, name, *extra):
 
 
 # Two fine-tuning processes (~19 s of CPU); training that gives the same bits again in
-# one process: test_engine.py's test_resume_gives_the_uninterrupted_result.
+# one process: test_engine.py's
+# test_checkpoints_every_n_updates_and_resume_gives_the_uninterrupted_result.
 @pytest.mark.slow
 def test_the_same_command_twice_gives_the_same_bits(tmp_path):
     runs = [_run(tmp_path, name, "--deterministic", "--xla=auto", "--precision=auto")

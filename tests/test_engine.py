@@ -25,16 +25,13 @@ def _train(settings, seed=0, verbose=False):
     return model, strategy, result
 
 
-def test_checkpoints_every_n_updates(tmp_path):
-    _, _, result = _train(toy_settings(tmp_path))
+def test_checkpoints_every_n_updates_and_resume_gives_the_uninterrupted_result(tmp_path,
+                                                                              monkeypatch):
+    straight, _, result = _train(toy_settings(tmp_path / "a"))
     assert result["step"] == 12
-    names = sorted(f for f in os.listdir(tmp_path / "checkpoints") if f.endswith(".index"))
+    names = sorted(f for f in os.listdir(tmp_path / "a" / "checkpoints") if f.endswith(".index"))
     assert names == ["ckpt-12.index", "ckpt-4.index", "ckpt-8.index"]
-    assert os.listdir(tmp_path / "tensorboard")
-
-
-def test_resume_gives_the_uninterrupted_result(tmp_path, monkeypatch):
-    straight, _, _ = _train(toy_settings(tmp_path / "a"))
+    assert os.listdir(tmp_path / "a" / "tensorboard")
 
     original = CheckpointSaver.on_train_batch_end
 

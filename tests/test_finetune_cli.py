@@ -29,9 +29,15 @@ def test_mistyped_task_is_one_line(tmp_path):
 
 
 def test_missing_data_file_names_it(tmp_path):
-    result = cli.run(MODULE, "--task=rte", f"--data_dir={tmp_path}", f"--spm_model={cli.SPM}",
+    # In this process: an error found once TensorFlow is loaded is one line in a
+    # process of its own too (test_first_hour.py's every-problem test).
+    from albert_tf.commands import finetune
+
+    with pytest.raises(SystemExit) as stopped:
+        cli.run_here(finetune, "--task=rte", f"--data_dir={tmp_path}", f"--spm_model={cli.SPM}",
                      f"--model={cli.tiny_model(tmp_path)}", f"--output_dir={tmp_path}/out")
-    assert str(tmp_path / "train.tsv") in cli.one_line_error(result)
+    assert str(stopped.value.code).startswith("error: ")
+    assert str(tmp_path / "train.tsv") in str(stopped.value.code)
 
 
 def test_missing_spm_model_names_it(tmp_path):
@@ -48,7 +54,10 @@ def test_glue_task_rejects_squad_options(tmp_path):
         "label_smoothing, long_inputs, window_stride" in cli.one_line_error(result)
 
 
-def test_train_evaluate_predict_then_resume_is_a_no_op_and_other_settings_are_refused(tmp_path):
+def test_train_evaluate_predict_then_resume_is_a_no_op_and_other_settings_are_refused(
+        tmp_path, capsys):
+    from albert_tf.commands import finetune
+
     out, model = tmp_path / "run", cli.tiny_model(tmp_path)
     result = cli.run(MODULE, *cli.rte_args(out, model, "--do_predict"))
     assert result.returncode == 0, result.stderr[-3000:]
@@ -61,14 +70,14 @@ def test_train_evaluate_predict_then_resume_is_a_no_op_and_other_settings_are_re
         assert os.path.exists(out / name), name
     assert (out / "RTE.tsv").read_text().splitlines()[0] == "index\tprediction"
     # Only --output_dir: the saved run is complete, so nothing runs again; it says so.
-    again = cli.run(MODULE, f"--output_dir={out}")
-    assert again.returncode == 0, again.stderr[-3000:]
-    assert f"{out}: this run is complete" in again.stdout and "dev: accuracy=" in again.stdout
+    # (The command's program in this process: the run above was the process.)
+    cli.run_here(finetune, f"--output_dir={out}")
+    said = capsys.readouterr().out
+    assert f"{out}: this run is complete" in said and "dev: accuracy=" in said
     assert cli.results(out) == first
     # Asking for a step again runs it, from the saved checkpoint.
-    again = cli.run(MODULE, f"--output_dir={out}", "--do_eval")
-    assert again.returncode == 0, again.stderr[-3000:]
-    assert "resumed from step 12 of 12" in again.stdout
+    cli.run_here(finetune, f"--output_dir={out}", "--do_eval")
+    assert "resumed from step 12 of 12" in capsys.readouterr().out
     assert cli.results(out)["dev"] == first["dev"]
     assert cli.results(out)["train"]["resumed_from"] == 12
     # Resuming with other settings is refused (one saved run serves both checks).
@@ -77,16 +86,18 @@ def test_train_evaluate_predict_then_resume_is_a_no_op_and_other_settings_are_re
         cli.one_line_error(result)
 
 
-def test_epochs_evaluation_while_training_and_the_best_step(tmp_path):
+def test_epochs_evaluation_while_training_and_the_best_step(tmp_path, capsys):
+    from albert_tf.commands import finetune
+
     out = tmp_path / "run"
     args = [a for a in cli.rte_args(out, cli.tiny_model(tmp_path))
             if not a.startswith(("--train_steps", "--warmup_steps", "--log_every"))]
-    result = cli.run(MODULE, *args, "--num_epochs=6", "--eval_every=epoch", "--keep_best",
-                     "--log_every=1")
-    assert result.returncode == 0, result.stderr[-3000:]
+    cli.run_here(finetune, *args, "--num_epochs=6", "--eval_every=epoch", "--keep_best",
+                 "--log_every=1")
+    said = capsys.readouterr().out
     # RTE's fixture has 2 training pairs: 6 epochs in batches of 4 are 3 updates.
-    assert "train: 6.0 epochs of 2 examples = 3 updates of 4" in result.stdout
-    assert "step 1/3  loss " in result.stdout and "dev_accuracy " in result.stdout
+    assert "train: 6.0 epochs of 2 examples = 3 updates of 4" in said
+    assert "step 1/3  loss " in said and "dev_accuracy " in said
     with open(out / "eval_history.jsonl") as f:
         history = [json.loads(line) for line in f]
     assert [(e["step"], e["epoch"]) for e in history] == [(1, 2.0), (2, 4.0), (3, 6.0)]
@@ -95,7 +106,7 @@ def test_epochs_evaluation_while_training_and_the_best_step(tmp_path):
     assert first["best"] == {"metric": "accuracy", "step": best["step"], "epoch": best["epoch"],
                              "value": best["accuracy"]}
     assert first["dev"]["accuracy"] == best["accuracy"] and first["train"]["step"] == 3
-    assert f"best: step {best['step']} (epoch {best['epoch']}), accuracy=" in result.stdout
+    assert f"best: step {best['step']} (epoch {best['epoch']}), accuracy=" in said
 
 
 @pytest.mark.slow  # a minute of CI; the slow tier (make test-all) runs it

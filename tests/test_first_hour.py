@@ -157,15 +157,34 @@ def test_an_interrupt_saves_the_current_step_and_says_how_to_resume(tmp_path, si
     assert cli.results(out)["train"]["resumed_from"] == step
 
 
-def test_a_damaged_checkpoint_is_named_and_the_one_before_is_used(tmp_path, caplog):
+@pytest.fixture(scope="module")
+def trained(tmp_path_factory):
+    """`(settings, folder)`: a toy run of 8 updates, checkpointed at 4 and 8; each
+    test damages a copy of its checkpoints."""
     from engine_helpers import toy_dataset, toy_model, toy_settings
 
     from albert_tf.training import engine
 
-    settings = toy_settings(tmp_path, train_steps=8, checkpoint_every=4)
+    folder = tmp_path_factory.mktemp("trained")
+    settings = toy_settings(folder, train_steps=8, checkpoint_every=4)
     model, strategy = toy_model(settings)
-    engine.train(model, strategy, toy_dataset(strategy, settings), settings, str(tmp_path),
+    engine.train(model, strategy, toy_dataset(strategy, settings), settings, str(folder),
                  verbose=False)
+    return settings, folder
+
+
+def _copy_of(trained, tmp_path):
+    settings, folder = trained
+    shutil.copytree(folder / "checkpoints", tmp_path / "checkpoints")
+    return settings
+
+
+def test_a_damaged_checkpoint_is_named_and_the_one_before_is_used(trained, tmp_path, caplog):
+    from engine_helpers import toy_model
+
+    from albert_tf.training import engine
+
+    settings = _copy_of(trained, tmp_path)
     data = [p for p in os.listdir(tmp_path / "checkpoints") if p.startswith("ckpt-8.data")]
     with open(tmp_path / "checkpoints" / data[0], "r+b") as f:
         f.truncate(16)
@@ -177,16 +196,13 @@ def test_a_damaged_checkpoint_is_named_and_the_one_before_is_used(tmp_path, capl
 
 @pytest.mark.parametrize("state", [b"\xf7garbage {{{", b"", None], ids=["garbage", "empty",
                                                                      "missing"])
-def test_an_unreadable_checkpoint_state_file_resumes_from_the_newest_ckpt(tmp_path, caplog,
-                                                                          state):
-    from engine_helpers import toy_dataset, toy_model, toy_settings
+def test_an_unreadable_checkpoint_state_file_resumes_from_the_newest_ckpt(trained, tmp_path,
+                                                                          caplog, state):
+    from engine_helpers import toy_model
 
     from albert_tf.training import engine
 
-    settings = toy_settings(tmp_path, train_steps=8, checkpoint_every=4)
-    model, strategy = toy_model(settings)
-    engine.train(model, strategy, toy_dataset(strategy, settings), settings, str(tmp_path),
-                 verbose=False)
+    settings = _copy_of(trained, tmp_path)
     folder = tmp_path / "checkpoints"
     if state is None:
         (folder / "checkpoint").unlink()

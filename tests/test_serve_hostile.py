@@ -172,17 +172,23 @@ def test_predict_token_and_a_second_server_on_the_port(served, tmp_path):
         other.stop()
 
 
+def _refused(*args):
+    """The line the serve command's program (in this process) ends with."""
+    from albert_tf.commands import serve
+
+    with pytest.raises(SystemExit) as stopped:
+        cli_helpers.run_here(serve, *args)
+    return str(stopped.value.code)
+
+
 def test_control_flags_are_checked_before_anything_loads(tmp_path):
-    result = cli_helpers.run("albert_tf.serve", f"--model={tmp_path}", "--enable_model_control")
-    assert result.returncode == 1 and "--enable_model_control needs --admin_token_file" in \
-        result.stdout + result.stderr
+    assert "--enable_model_control needs --admin_token_file" in _refused(
+        f"--model={tmp_path}", "--enable_model_control")
     (tmp_path / "empty").write_text("")
     (tmp_path / "1").mkdir()
-    (tmp_path / "1" / "saved_model.pb").write_bytes(b"x")
-    result = cli_helpers.run("albert_tf.serve", f"--model={tmp_path}",
-                             f"--api_token_file={tmp_path / 'empty'}")
-    assert result.returncode == 1 and f"--api_token_file={tmp_path / 'empty'}" in \
-        result.stdout + result.stderr
+    (tmp_path / "1" / "saved_model.pb").write_bytes(b"x")  # loading it would fail otherwise
+    assert f"--api_token_file={tmp_path / 'empty'}" in _refused(
+        f"--model={tmp_path}", f"--api_token_file={tmp_path / 'empty'}")
 
 
 def test_refusals_are_logged_once_per_interval_with_their_counts(caplog):
