@@ -120,9 +120,9 @@ class HeldoutScores:
     the records hold); the sentence accuracy also as a balanced accuracy and
     with its 95% interval (`sentence_scores.binary_scores`).
 
-    The evaluation step is traced once, when the object is made, and serves every
-    call: traced at each evaluation, it cost about a second each time, which a run
-    scored every few hundred updates paid again and again.
+    The evaluation step is traced at the first call and serves every later one
+    (records of the same shapes): a step traced anew at each evaluation cost a run
+    scored every few hundred updates its tracing each time.
     """
 
     def __init__(self, model, strategy):
@@ -171,10 +171,9 @@ def heldout_evaluator(scores, settings, chief=True, sentence=True):
     """With `settings.eval_every`: the `eval_history.Evaluator` that scores
     `settings.eval_files` with `scores` (a `HeldoutScores`) every N updates and at
     the last one, into `eval_history.jsonl` and TensorBoard's `eval_heldout/`, the
-    progress line showing
-    `heldout_sop_accuracy` beside `heldout_sop_baseline_majority` (or, for a model
-    trained without its sentence head, `sentence=False`: `heldout_mlm_accuracy`);
-    else None."""
+    progress line showing `heldout_sop_accuracy` beside `heldout_sop_baseline_majority`
+    (or, for a model trained without its sentence head, `sentence=False`:
+    `heldout_mlm_accuracy`); else None."""
     if not settings.eval_every:
         return None
     from albert_tf.training import eval_history
