@@ -213,9 +213,9 @@ def inference(model):
 
 
 def heldout_mlm_loss(forward, settings, pattern):
-    """The masked-LM cross-entropy (nats per masked token) on held-out records:
-    finer than accuracy early in training, when every model still predicts the
-    most frequent token."""
+    """The masked-LM cross-entropy (nats per masked token) on held-out records,
+    through `forward` (`inference`): finer than accuracy early in training, when
+    every model still predicts the most frequent token."""
     from albert_tf.pretraining import pretraining_dataset
 
     dataset = pretraining_dataset(pattern, settings.batch_size, settings.max_seq_length,
@@ -231,7 +231,8 @@ def heldout_mlm_loss(forward, settings, pattern):
 
 
 def pooled_features(forward, settings, pattern, batches):
-    """`(pooled outputs, sentence labels)` of up to `batches` batches of records."""
+    """`(pooled outputs, sentence labels)` of up to `batches` batches of records,
+    through `forward` (the model's traced forward pass, `inference`)."""
     import numpy as np
 
     from albert_tf.pretraining import pretraining_dataset
