@@ -40,6 +40,16 @@ def run_here(module, *args):
         release_folders()  # as the command's process would, ending
 
 
+def exit_line(module, *args):
+    """The line a command module's program ends with when run here on `args`
+    (a user's mistake: `cli.user_errors` exits with it, status 1)."""
+    import pytest
+
+    with pytest.raises(SystemExit) as stopped:
+        run_here(module, *args)
+    return str(stopped.value.code)
+
+
 def _default_sigint():
     # A test run started in the background by a shell ignores SIGINT, and children
     # inherit that: give the command Ctrl-C's default, as a terminal would.

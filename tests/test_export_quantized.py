@@ -220,9 +220,7 @@ def test_export_command_rejects_bad_reduction_options(rte, tmp_path):
     from albert_tf.commands import export
 
     for args, message in cases.items():  # the command's program, in this process
-        with pytest.raises(SystemExit) as stopped:
-            cli.run_here(export, *base, *args)
-        assert str(stopped.value.code) == message
+        assert cli.exit_line(export, *base, *args) == message
     assert not os.listdir(tmp_path)  # nothing written
 
 

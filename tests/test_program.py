@@ -17,13 +17,6 @@ from albert_tf.commands import distill, export, finetune, inspect, predict, serv
 ROOT = cli.ROOT
 
 
-def _exit_line(module, *args):
-    """The line a command ends with when run here on `args` (a user's mistake)."""
-    with pytest.raises(SystemExit) as stopped:
-        cli.run_here(module, *args)
-    return str(stopped.value.code)
-
-
 def test_every_command_module_imports_in_one_process():
     modules = ", ".join(COMMANDS.values())
     done = subprocess.run([sys.executable, "-c", f"import {modules}, albert_tf.api"],
@@ -46,7 +39,7 @@ def test_importing_a_command_defines_no_flag():
      "error: flag --seq_length=many: invalid literal for int() with base 10: 'many'"),
 ])
 def test_a_mistyped_flag_is_one_line_with_the_nearest_name(module, args, line):
-    assert _exit_line(module, *args) == line
+    assert cli.exit_line(module, *args) == line
 
 
 @pytest.mark.parametrize("module, args, line", [
@@ -56,7 +49,7 @@ def test_a_mistyped_flag_is_one_line_with_the_nearest_name(module, args, line):
     (finetune, ["--task=rte"], "error: missing required flag(s): --output_dir"),
 ])
 def test_a_missing_required_flag_is_named(module, args, line):
-    assert _exit_line(module, *args) == line
+    assert cli.exit_line(module, *args) == line
 
 
 def test_a_resuming_command_names_a_missing_flag_once_its_folder_holds_no_run(tmp_path):
@@ -83,7 +76,7 @@ def test_an_alias_on_the_command_line_and_in_python(tmp_path):
 
 
 def test_a_flag_and_its_alias_together_are_one_line_naming_both():
-    line = _exit_line(finetune, "--spm_model=a.model", "--vocab_file=b.model", "--output_dir=o")
+    line = cli.exit_line(finetune, "--spm_model=a.model", "--vocab_file=b.model", "--output_dir=o")
     assert line == "error: give --vocab_file or its alias --spm_model, not both"
     with pytest.raises(ValueError, match=r"^give --formats or its alias --tflite_variants, "
                                          r"not both$"):

@@ -172,23 +172,16 @@ def test_predict_token_and_a_second_server_on_the_port(served, tmp_path):
         other.stop()
 
 
-def _refused(*args):
-    """The line the serve command's program (in this process) ends with."""
-    from albert_tf.commands import serve
-
-    with pytest.raises(SystemExit) as stopped:
-        cli_helpers.run_here(serve, *args)
-    return str(stopped.value.code)
-
-
 def test_control_flags_are_checked_before_anything_loads(tmp_path):
-    assert "--enable_model_control needs --admin_token_file" in _refused(
-        f"--model={tmp_path}", "--enable_model_control")
+    from albert_tf.commands import serve  # its program, in this process
+
+    assert "--enable_model_control needs --admin_token_file" in cli_helpers.exit_line(
+        serve, f"--model={tmp_path}", "--enable_model_control")
     (tmp_path / "empty").write_text("")
     (tmp_path / "1").mkdir()
     (tmp_path / "1" / "saved_model.pb").write_bytes(b"x")  # loading it would fail otherwise
-    assert f"--api_token_file={tmp_path / 'empty'}" in _refused(
-        f"--model={tmp_path}", f"--api_token_file={tmp_path / 'empty'}")
+    assert f"--api_token_file={tmp_path / 'empty'}" in cli_helpers.exit_line(
+        serve, f"--model={tmp_path}", f"--api_token_file={tmp_path / 'empty'}")
 
 
 def test_refusals_are_logged_once_per_interval_with_their_counts(caplog):
