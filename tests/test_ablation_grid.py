@@ -138,6 +138,34 @@ def test_a_collapsed_variant_is_named_in_the_notes():
         "accuracy 0.5)."]
 
 
+def test_a_head_not_above_its_own_baseline_is_named_with_its_updates():
+    """The miniature with --seed=2: the NSP head clears its baseline, the SOP head's
+    interval holds its baseline (balanced 0.502, so not one label): the notes say
+    which half of the pattern is missing and after how many updates."""
+    from albert_tf.ablation.report import notes
+
+    def variant(task, accuracy, interval, baseline, balanced):
+        return {"variant": f"v-{task}", "sentence_task": task, "steps": 1759,
+                "mlm_accuracy": 0.15, f"{task}_accuracy": accuracy,
+                f"{task}_baseline": baseline, f"{task}_balanced_accuracy": balanced,
+                "details": {"mlm_baseline": 0.0628, f"{task}_ci95": interval,
+                            f"{task}_scored_by": f"{task} head"}}
+
+    rows = [variant("nsp", 0.695, [0.670, 0.720], 0.510, 0.693),
+            variant("sop", 0.484, [0.457, 0.512], 0.519, 0.502),
+            {"variant": "v-none", "sentence_task": "none", "steps": 1759,
+             "mlm_accuracy": 0.15, "details": {"mlm_baseline": 0.0628}}]
+    warned = [n for n in notes(rows) if n.startswith("warning: ")]
+    assert warned == [
+        "warning: v-sop's sop head is not above its sop baseline after 1,759 updates "
+        "(0.4840 [0.457-0.512] against 0.5190): it has not learnt its task at this budget; "
+        "more updates (--budget_seconds, --budget_steps) or more distinct text may start it "
+        "(--eval_every's eval_history.jsonl shows whether it was rising)."]
+    # Its interval's low end just over the baseline: above it, no warning.
+    rows[1] = variant("sop", 0.551, [0.523, 0.578], 0.519, 0.553)
+    assert not [n for n in notes(rows) if n.startswith("warning: ")]
+
+
 def test_training_pairs_can_be_cut_as_the_held_out_ones_are():
     from albert_tf.ablation.data import data_folder, data_options
 

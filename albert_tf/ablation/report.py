@@ -98,7 +98,7 @@ def notes(rows):
     extra = [] if mlm is None else [
         f"baseline on the same held-out data: MLM most frequent token {mlm:.4f}."]
     for r, d in zip(rows, details):
-        extra += collapsed(r, mlm)
+        extra += collapsed(r, mlm) or not_learnt(r)
         for task in SENTENCE_TASKS:
             interval = d.get(f"{task}_ci95")
             if interval and sentence_scores.too_small({"ci95": interval}):
@@ -132,6 +132,23 @@ def collapsed(row, mlm_baseline):
             found.append(f"warning: {row['variant']}'s sentence head answers one label "
                          f"whatever the {task} pair (balanced accuracy 0.5).")
     return found
+
+
+def not_learnt(row):
+    """A warning for a variant whose own sentence head is not above the baseline
+    of its own task on held-out pairs (the interval's low end at or under it):
+    the table cannot show its half of the paper's pattern, and says why."""
+    task, details = row.get("sentence_task"), row.get("details") or {}
+    interval, baseline = details.get(f"{task}_ci95"), row.get(f"{task}_baseline")
+    if task not in SENTENCE_TASKS or not interval or baseline is None or \
+            interval[0] > baseline:
+        return []
+    return [f"warning: {row['variant']}'s {task} head is not above its {task} baseline "
+            f"after {row['steps']:,} updates ({row[f'{task}_accuracy']:.4f} "
+            f"[{interval[0]:.3f}-{interval[1]:.3f}] against {baseline:.4f}): it has not learnt "
+            "its task at this budget; more updates (--budget_seconds, --budget_steps) or more "
+            "distinct text may start it (--eval_every's eval_history.jsonl shows whether it "
+            "was rising)."]
 
 
 def markdown(rows):
