@@ -77,13 +77,15 @@ class MaskedLMOnlyModel(AlbertPretrainingModel):
 
     @property
     def metrics(self):  # no sentence-task figures: nothing trains or updates them
-        return [m for m in super().metrics if m not in (self.sop_accuracy, self.sop_baseline)]
+        return [m for m in super().metrics
+                if m not in (self.sentence_accuracy, self.sentence_baseline)]
 
 
 def build_model(variant, config, policy):
     backbone = AlbertBackbone(config, dtype=policy)
-    model_class = MaskedLMOnlyModel if variant.sentence_task == "none" else AlbertPretrainingModel
-    return model_class(backbone)
+    if variant.sentence_task == "none":
+        return MaskedLMOnlyModel(backbone)
+    return AlbertPretrainingModel(backbone, sentence_task=variant.sentence_task)
 
 
 def pretrain_settings(settings, variant, data_folder, folder, steps):
@@ -97,7 +99,7 @@ def pretrain_settings(settings, variant, data_folder, folder, steps):
         warmup_steps=int(settings.warmup_fraction * steps),
         learning_rate=settings.learning_rate, optimizer=settings.optimizer,
         precision=settings.precision, xla="off", layer_execution="loop", strategy="one_device",
-        seed=variant.seed,
+        seed=variant.seed, sentence_task=data_task(variant.sentence_task),
         checkpoint_every=max(1, steps // 4), log_every=max(1, steps // 50),
         eval_batches=settings.eval_batches, eval_every=settings.eval_every,
         eval_files=(record_pattern(data_folder, data_task(variant.sentence_task), "heldout")
@@ -272,17 +274,17 @@ def score(model, setup, variant, data_folder):
                                            record_pattern(data_folder, "sop", "heldout"))}
     for task in ("sop", "nsp"):
         result = heldout(setup.settings.replace(
-            eval_files=record_pattern(data_folder, task, "heldout")))
+            eval_files=record_pattern(data_folder, task, "heldout"), sentence_task=task))
         if task == "sop":
             scores["mlm_accuracy"] = result["mlm_accuracy"]
             scores["mlm_baseline"] = result["mlm_baseline_most_frequent_token"]
         if variant.sentence_task == "none":
             sentence, by = probe_scores(forward, setup.settings, data_folder, task), "linear probe"
         else:
-            sentence = {"accuracy": result["sop_accuracy"],
-                        "baseline": result["sop_baseline_majority"],
-                        "balanced_accuracy": result["sop_balanced_accuracy"],
-                        "ci95": result["sop_ci95"], "examples": result["sequences"]}
+            sentence = {k: result[f"{task}_{k}"] for k in ("accuracy", "balanced_accuracy",
+                                                           "ci95")}
+            sentence.update(baseline=result[f"{task}_baseline_majority"],
+                            examples=result["sequences"])
             by = f"{variant.sentence_task} head"
         scores.update({f"{task}_{k}": v for k, v in sentence.items()})
         scores[f"{task}_scored_by"] = by

@@ -109,7 +109,7 @@ def load_weights(model, fmt, config, tensors, source, heads):
 
 
 def load_pretrained(path, with_heads=False, dtype=None, overrides=None, recompute=False,
-                    unroll=False):
+                    unroll=False, sentence_task="sop"):
     """Loads an ALBERT checkpoint of any supported format.
 
     Args:
@@ -123,6 +123,8 @@ def load_pretrained(path, with_heads=False, dtype=None, overrides=None, recomput
         recompute: recompute the encoder's layers in the backward pass (see
             `AlbertBackbone`).
         unroll: run the encoder's layers unrolled (see `AlbertBackbone`).
+        sentence_task: with `with_heads`, the task the sentence head goes on
+            training on ("sop" or "nsp"), which names its metrics.
 
     Returns:
         An `AlbertBackbone`, or an `AlbertPretrainingModel` with `with_heads`.
@@ -135,7 +137,7 @@ def load_pretrained(path, with_heads=False, dtype=None, overrides=None, recomput
     config = checkpoint.config.replace(**overrides) if overrides else checkpoint.config
     model = AlbertBackbone(config, dtype=dtype, recompute=recompute, unroll=unroll)
     if with_heads:
-        model = AlbertPretrainingModel(model)
+        model = AlbertPretrainingModel(model, sentence_task=sentence_task)
     load_weights(model, checkpoint.format, config, checkpoint.tensors, checkpoint.source,
                  with_heads)
     return model

@@ -24,16 +24,20 @@ class AlbertPretrainingModel(TaskModel):
     Training (`fit`) labels: `mask_ids`, `mask_weights` (batch, num_predictions)
     and `sop_label` (batch,). The loss is the MLM cross-entropy averaged over
     real predictions plus the SOP cross-entropy, as in the reference
-    `run_pretraining.py`; MLM and SOP accuracy are logged as metrics.
+    `run_pretraining.py`; MLM and sentence accuracy are logged as metrics,
+    the latter named by `sentence_task`, the task of the labels it is trained
+    on ("sop", or "nsp" for random-next pairs: `nsp_accuracy`, `nsp_baseline`).
+    The head (`sop_head`, as released checkpoints name it) is the same for both.
     """
 
     head_kind = "pretraining"
     head_labels = {"heads": ["mlm", "sop"]}
 
-    def __init__(self, backbone, **kwargs):
+    def __init__(self, backbone, sentence_task="sop", **kwargs):
         super().__init__(**kwargs)
         config = backbone.config
         self.backbone = backbone
+        self.sentence_task = sentence_task
         self.mlm_head = MaskedLMHead(
             backbone.token_embedding, hidden_dim=config.hidden_dim,
             activation=config.activation, layer_norm_epsilon=config.layer_norm_epsilon,
@@ -47,10 +51,13 @@ class AlbertPretrainingModel(TaskModel):
         self.mlm_head.build((None, None, config.hidden_dim))
         self.sop_head.build((None, config.hidden_dim))
         self.mlm_accuracy = keras.metrics.Mean(name="mlm_accuracy")
-        self.sop_accuracy = keras.metrics.Mean(name="sop_accuracy")
+        self.sentence_accuracy = keras.metrics.Mean(name=f"{sentence_task}_accuracy")
         # What always answering the more frequent label would score on the same
         # pairs: a head stuck at the majority shows sop_accuracy == sop_baseline.
-        self.sop_baseline = MajorityShare(name="sop_baseline")
+        self.sentence_baseline = MajorityShare(name=f"{sentence_task}_baseline")
+
+    def head_arguments(self):
+        return {"sentence_task": self.sentence_task}
 
     def call(self, inputs, training=None):
         outputs = self.backbone(inputs, training=training)
@@ -74,16 +81,17 @@ class AlbertPretrainingModel(TaskModel):
         hits = ops.cast(ops.equal(ops.argmax(y_pred["mlm_logits"], -1),
                                   ops.cast(y["mask_ids"], "int32")), "float32")
         self.mlm_accuracy.update_state(ops.sum(hits * weights) / ops.maximum(total, 1.0))
-        self.sop_accuracy.update_state(ops.mean(ops.cast(ops.equal(
+        self.sentence_accuracy.update_state(ops.mean(ops.cast(ops.equal(
             ops.argmax(y_pred["sop_logits"], -1), ops.cast(y["sop_label"], "int32")), "float32")))
-        self.sop_baseline.update_state(y["sop_label"])
+        self.sentence_baseline.update_state(y["sop_label"])
         # The MLM mean is per replica (over its own predictions), like the
         # reference's per-core loss; both terms are averaged over replicas.
         return replica_mean(ops.reshape(mlm_loss, (1,))) + replica_mean(sop)
 
     @property
     def metrics(self):
-        return [*super().metrics, self.mlm_accuracy, self.sop_accuracy, self.sop_baseline]
+        return [*super().metrics, self.mlm_accuracy, self.sentence_accuracy,
+                self.sentence_baseline]
 
 
 class MajorityShare(keras.metrics.Metric):

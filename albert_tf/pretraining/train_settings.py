@@ -5,6 +5,8 @@ import dataclasses
 from albert_tf.settings import POSITIVE, redefault, setting
 from albert_tf.training.settings import TrainingSettings
 
+SENTENCE_TASKS = ("sop", "nsp")
+
 SETTINGS_FILE = "pretrain_settings.json"
 
 
@@ -20,6 +22,11 @@ class PretrainSettings(TrainingSettings):
         False, "Initialise every layer group from group 0 of --init_checkpoint.")
     max_predictions_per_seq: int = setting(20, "Masked positions per sequence in the records.",
                                            rule=POSITIVE)
+    sentence_task: str = setting(
+        "sop", "The sentence task the records' labels are (create_pretraining_data "
+        "--random_next_sentence writes NSP's): names the sentence head's figures on the "
+        "progress line, in eval_result.json and eval_history.jsonl (nsp_accuracy, not "
+        "sop_accuracy, for NSP records).", choices=SENTENCE_TASKS, roles=("resumable",))
     eval_files: str | None = setting(None, "TFRecords for MLM/SOP accuracy after training "
                                      "(and, with --init_checkpoint, before it: the "
                                      "checkpoint's own scores, `eval_init_checkpoint`).",

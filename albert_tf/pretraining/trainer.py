@@ -70,10 +70,11 @@ def build_model(settings, policy, tokenizer=None):
     if settings.init_checkpoint and not settings.init_from_group0:
         return checkpoints.load_pretrained(settings.init_checkpoint, with_heads=True,
                                            dtype=policy, recompute=settings.recompute,
-                                           unroll=unroll)
+                                           unroll=unroll, sentence_task=settings.sentence_task)
     config = new_model_config(settings, tokenizer)
     model = AlbertPretrainingModel(AlbertBackbone(config, dtype=policy,
-                                                  recompute=settings.recompute, unroll=unroll))
+                                                  recompute=settings.recompute, unroll=unroll),
+                                   sentence_task=settings.sentence_task)
     if settings.init_from_group0:
         checkpoints.init_from_group0(model, settings.init_checkpoint)
     return model
@@ -159,11 +160,13 @@ class HeldoutScores:
                 orders.append(sop.numpy().reshape(-1))
         masked, orders = np.concatenate(masked), np.concatenate(orders)
         sentence = binary_scores(orders, np.concatenate(guesses))
+        task = settings.sentence_task  # the task of --eval_files' labels
         return {"mlm_accuracy": totals[0] / max(totals[1], 1),
                 "mlm_baseline_most_frequent_token": float(np.bincount(masked).max() / len(masked)),
-                "sop_accuracy": sentence["accuracy"], "sop_baseline_majority": sentence["baseline"],
-                "sop_balanced_accuracy": sentence["balanced_accuracy"],
-                "sop_ci95": sentence["ci95"],
+                f"{task}_accuracy": sentence["accuracy"],
+                f"{task}_baseline_majority": sentence["baseline"],
+                f"{task}_balanced_accuracy": sentence["balanced_accuracy"],
+                f"{task}_ci95": sentence["ci95"],
                 "masked_tokens": int(totals[1]), "sequences": int(len(orders))}
 
 
@@ -172,23 +175,25 @@ def heldout_evaluator(scores, settings, chief=True, sentence=True):
     `settings.eval_files` with `scores` (a `HeldoutScores`) every N updates and at
     the last one, into `eval_history.jsonl` and TensorBoard's `eval_heldout/`, the
     progress line showing `heldout_sop_accuracy` beside `heldout_sop_baseline_majority`
-    (or, for a model trained without its sentence head, `sentence=False`:
-    `heldout_mlm_accuracy`); else None."""
+    (`nsp_` for `settings.sentence_task="nsp"`; for a model trained without its
+    sentence head, `sentence=False`: `heldout_mlm_accuracy`); else None."""
     if not settings.eval_every:
         return None
     from albert_tf.training import eval_history
     from albert_tf.training.run_folder import TENSORBOARD_DIR
 
+    task = settings.sentence_task
     steps = eval_history.evaluation_steps(settings.eval_every, settings.train_steps,
                                           settings.batch_size, None)
     return eval_history.Evaluator(
         lambda: {"heldout": scores(settings)}, steps, ("heldout",),
         epoch_of=lambda step: None,
-        selection=eval_history.Selection("sop_accuracy" if sentence else "mlm_accuracy",
+        selection=eval_history.Selection(f"{task}_accuracy" if sentence else "mlm_accuracy",
                                          greater=True),
         history_path=os.path.join(settings.output_dir, "eval_history.jsonl"),
         summary_dir=os.path.join(settings.output_dir, TENSORBOARD_DIR), chief=chief,
-        shown=("sop_accuracy", "sop_baseline_majority") if sentence else ("mlm_accuracy",))
+        shown=(f"{task}_accuracy", f"{task}_baseline_majority") if sentence
+        else ("mlm_accuracy",))
 
 
 def _vocabulary(settings, verbose):

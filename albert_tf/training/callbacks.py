@@ -235,7 +235,7 @@ class ProgressLogger(keras.callbacks.Callback):
                                              update_step(self.model))
         if self.verbose and self.notebook_bar is None and sys.stdout.isatty():
             self.bar = keras.utils.Progbar(self.total_steps, stateful_metrics=[
-                "loss", "ex/s", "mlm_accuracy", "sop_accuracy"])
+                "loss", "ex/s", "mlm_accuracy", "sop_accuracy", "nsp_accuracy"])
             self.bar.update(update_step(self.model))
         # The first step builds and traces the training graph (a minute on a busy CPU):
         # a line every `interval` seconds until it is done.
