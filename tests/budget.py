@@ -25,11 +25,17 @@ that figure with room for the slower host (x1.36 = 830 s) and a busy one (CPU
 time grows a little on a busy host: caches, hyper-threads), so that the tier's
 own growth fails the check, and neither host nor neighbour does.
 
-When the counted tests' total exceeds the budget, the session fails (exit
-status 1) with one line naming the budget, the total and the slowest tests.
-Every run ends with a line of the total. `--cpu_budget=SECONDS` sets another
-budget for one run (0: no check), e.g. under a coverage tracer;
-`--cpu_durations=N` lists the N tests that took the most CPU time.
+Hosts differ more than that: a 2-core AMD EPYC with AVX2 only (no AVX-512;
+TensorFlow's matrix product 66 GFLOP/s) counted 1,181 s for the tier that the
+Zen 4 EPYC counted 628-707 s for. A time check is a benchmark, not a test: in
+`make test` a total over the budget is reported (one line naming the budget, the
+total and the slowest tests) and the exit status is the tests' own, so that a
+slower host does not fail correct code; `--enforce_cpu_budget` (`make
+test-budget`) fails the session (exit status 1) over it, on a host that the
+budget was measured for. Every run ends with a line of the total.
+`--cpu_budget=SECONDS` sets another budget for one run (0: no check), e.g. under
+a coverage tracer; `--cpu_durations=N` lists the N tests that took the most CPU
+time.
 """
 
 import resource
@@ -63,8 +69,11 @@ def verdict(costs, budget):
 
 def pytest_addoption(parser):
     parser.addoption("--cpu_budget", type=float, default=BUDGET_CPU_S, metavar="SECONDS",
-                     help="CPU seconds the default tier's tests may take, else the session "
-                          f"fails (default {BUDGET_CPU_S:.0f}; 0: no check)")
+                     help="CPU seconds the default tier's tests may take: a total over it is "
+                          f"reported (default {BUDGET_CPU_S:.0f}; 0: no check)")
+    parser.addoption("--enforce_cpu_budget", action="store_true",
+                     help="fail the session when the default tier takes more CPU time than "
+                          "--cpu_budget (make test-budget)")
     parser.addoption("--cpu_durations", type=int, default=0, metavar="N",
                      help="list the N default-tier tests that took the most CPU time")
 
@@ -72,12 +81,14 @@ def pytest_addoption(parser):
 def pytest_configure(config):
     config.pluginmanager.register(
         Budget(config.getoption("--cpu_budget"), config.getoption("--cpu_durations"),
-               judge=not hasattr(config, "workerinput")),
+               judge=not hasattr(config, "workerinput"),
+               enforce=config.getoption("--enforce_cpu_budget")),
         "albert_tf_budget")
 
 
 class Budget:
-    """Adds up each default-tier test's CPU and wall seconds; fails the session over budget.
+    """Adds up each default-tier test's CPU and wall seconds; reports a total over the
+    budget, and with `enforce` fails the session for it.
 
     A test's CPU time is measured in the process that runs it and travels with its
     teardown report (`user_properties`), so that with pytest-xdist (`make test` runs
@@ -85,8 +96,9 @@ class Budget:
     judges; a worker only measures (`judge=False`).
     """
 
-    def __init__(self, budget, shown=0, judge=True):
+    def __init__(self, budget, shown=0, judge=True, enforce=False):
         self.budget = budget
+        self.enforce = enforce
         self.shown = shown
         self.judge = judge
         self.cpu = {}
@@ -121,7 +133,7 @@ class Budget:
                                                 pytest.ExitCode.TESTS_FAILED):
             return  # a worker, interrupted, or nothing collected: no total to judge
         self.message = verdict(self.cpu, self.budget)
-        if self.message:
+        if self.message and self.enforce:
             session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
     def pytest_terminal_summary(self, terminalreporter):
@@ -134,3 +146,7 @@ class Budget:
             terminalreporter.write_line(f"{seconds:8.2f} s CPU  {name}")
         if self.message:
             terminalreporter.write_line(self.message, red=True, bold=True)
+            if not self.enforce:
+                terminalreporter.write_line(
+                    "(reported, not enforced: CPU time depends on the host; make test-budget "
+                    "fails on it)")

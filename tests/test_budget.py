@@ -48,7 +48,13 @@ def pytest_configure(config):
 def test_a_session_over_budget_fails_with_one_line(pytester):
     pytester.makeconftest(CONFTEST)
     pytester.makepyfile(test_suite=SUITE)
-    over = pytester.runpytest_inprocess("--cpu_budget=0.001")
+    # Reported, the tests' own exit status kept: a slower host does not fail the tier.
+    reported = pytester.runpytest_inprocess("--cpu_budget=0.001")
+    assert reported.ret == 0
+    assert [l for l in reported.outlines if l.startswith("default-tier budget exceeded")]
+    assert "(reported, not enforced: CPU time depends on the host; make test-budget fails " \
+        "on it)" in reported.outlines
+    over = pytester.runpytest_inprocess("--cpu_budget=0.001", "--enforce_cpu_budget")
     assert over.ret == 1
     over.assert_outcomes(passed=2)
     failures = [l for l in over.outlines if l.startswith("default-tier budget exceeded")]
@@ -56,10 +62,11 @@ def test_a_session_over_budget_fails_with_one_line(pytester):
     assert "test_slow_is_not_counted" not in failures[0]
     assert any(l.startswith("default tier: 1 tests,") for l in over.outlines), over.outlines
 
-    within = pytester.runpytest_inprocess("--cpu_budget=100")
+    assert not [l for l in over.outlines if l.startswith("(reported, not enforced")]
+    within = pytester.runpytest_inprocess("--cpu_budget=100", "--enforce_cpu_budget")
     assert within.ret == 0
     assert not any("budget exceeded" in l for l in within.outlines)
-    unchecked = pytester.runpytest_inprocess("--cpu_budget=0")
+    unchecked = pytester.runpytest_inprocess("--cpu_budget=0", "--enforce_cpu_budget")
     assert unchecked.ret == 0
 
 
@@ -73,10 +80,11 @@ def test_the_budget_holds_across_xdist_workers(pytester, monkeypatch):
         [here, *filter(None, [os.environ.get("PYTHONPATH")])]))
     pytester.makeconftest(CONFTEST)
     pytester.makepyfile(test_suite=SUITE, test_other=SUITE.replace("test_busy", "test_too"))
-    over = pytester.runpytest_subprocess("-n", "2", "--cpu_budget=0.001")
+    over = pytester.runpytest_subprocess("-n", "2", "--cpu_budget=0.001", "--enforce_cpu_budget")
     assert over.ret == 1
     over.assert_outcomes(passed=4)
     failures = [l for l in over.outlines if l.startswith("default-tier budget exceeded")]
     assert len(failures) == 1, over.outlines
     assert any(l.startswith("default tier: 2 tests,") for l in over.outlines), over.outlines
-    assert pytester.runpytest_subprocess("-n", "2", "--cpu_budget=100").ret == 0
+    assert pytester.runpytest_subprocess("-n", "2", "--cpu_budget=100",
+                                         "--enforce_cpu_budget").ret == 0
