@@ -19,8 +19,9 @@ count. With `sharing=none` the model has one group per layer by definition
 import dataclasses
 
 from albert_tf.config import SHARING_MODES
+from albert_tf.pretraining.train_settings import SENTENCE_TASKS as HEAD_TASKS
 
-SENTENCE_TASKS = ("none", "nsp", "sop")
+SENTENCE_TASKS = ("none", *HEAD_TASKS)  # none: MLM alone
 # Axis -> (parse one value, what a value must be). Ints must be >= 1.
 AXES = {
     "sharing": (str, f"one of {', '.join(SHARING_MODES)}"),

@@ -16,10 +16,10 @@ import os
 from albert_tf import accounting
 from albert_tf.io_utils import atomic_file
 from albert_tf.pretraining import sentence_scores
+from albert_tf.pretraining.train_settings import SENTENCE_TASKS
 
 AXIS_COLUMNS = ("sharing", "embedding_dim", "num_layers", "hidden_dim", "sentence_task", "seed")
 COST_COLUMNS = ("params", "flops_per_token", "activation_mib")
-SENTENCE_TASKS = ("nsp", "sop")
 SENTENCE_COLUMNS = tuple(f"{task}_{k}" for task in SENTENCE_TASKS
                          for k in ("accuracy", "baseline", "balanced_accuracy"))
 RUN_COLUMNS = ("steps", "tokens_per_second", "mlm_loss", "mlm_accuracy", *SENTENCE_COLUMNS)

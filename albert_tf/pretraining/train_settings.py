@@ -5,7 +5,8 @@ import dataclasses
 from albert_tf.settings import POSITIVE, redefault, setting
 from albert_tf.training.settings import TrainingSettings
 
-SENTENCE_TASKS = ("sop", "nsp")
+# The sentence tasks a pretraining head trains on (the ablation grid adds "none").
+SENTENCE_TASKS = ("nsp", "sop")
 
 SETTINGS_FILE = "pretrain_settings.json"
 
@@ -25,7 +26,7 @@ class PretrainSettings(TrainingSettings):
     sentence_task: str = setting(
         "sop", "The sentence task the records' labels are (create_pretraining_data "
         "--random_next_sentence writes NSP's): names the sentence head's figures on the "
-        "progress line, in eval_result.json and eval_history.jsonl (nsp_accuracy, not "
+        "progress line, in pretrain_results.json and eval_history.jsonl (nsp_accuracy, not "
         "sop_accuracy, for NSP records).", choices=SENTENCE_TASKS, roles=("resumable",))
     eval_files: str | None = setting(None, "TFRecords for MLM/SOP accuracy after training "
                                      "(and, with --init_checkpoint, before it: the "
