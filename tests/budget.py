@@ -35,7 +35,8 @@ test-budget`) fails the session (exit status 1) over it, on a host that the
 budget was measured for. Every run ends with a line of the total.
 `--cpu_budget=SECONDS` sets another budget for one run (0: no check), e.g. under
 a coverage tracer; `--cpu_durations=N` lists the N tests that took the most CPU
-time.
+time, each with its wall time, then the N that waited longest (wall time less CPU
+time: a test idle on a lock, a timeout, or while the other worker's processes ran).
 """
 
 import resource
@@ -102,7 +103,7 @@ class Budget:
         self.shown = shown
         self.judge = judge
         self.cpu = {}
-        self.wall = 0.0
+        self.walls = {}
         self.message = None
         self._started = {}
 
@@ -123,7 +124,7 @@ class Budget:
     def pytest_runtest_logreport(self, report):
         if "slow" in report.keywords:
             return
-        self.wall += report.duration
+        self.walls[report.nodeid] = self.walls.get(report.nodeid, 0.0) + report.duration
         for name, value in report.user_properties:
             if name == CPU_PROPERTY:
                 self.cpu[report.nodeid] = self.cpu.get(report.nodeid, 0.0) + value
@@ -141,9 +142,14 @@ class Budget:
             return
         terminalreporter.write_line(
             f"default tier: {len(self.cpu)} tests, {sum(self.cpu.values()):.0f} s CPU "
-            f"(budget {self.budget:.0f} s), {self.wall:.0f} s of test time")
+            f"(budget {self.budget:.0f} s), {sum(self.walls.values()):.0f} s of test time")
         for name, seconds in sorted(self.cpu.items(), key=lambda item: -item[1])[:self.shown]:
-            terminalreporter.write_line(f"{seconds:8.2f} s CPU  {name}")
+            terminalreporter.write_line(
+                f"{seconds:8.2f} s CPU {self.walls.get(name, 0.0):8.2f} s wall  {name}")
+        waits = {name: wall - self.cpu.get(name, 0.0) for name, wall in self.walls.items()}
+        for name, seconds in sorted(waits.items(), key=lambda item: -item[1])[:self.shown]:
+            terminalreporter.write_line(f"{seconds:8.2f} s waited ({self.cpu.get(name, 0.0):.2f} "
+                                        f"s CPU)  {name}")
         if self.message:
             terminalreporter.write_line(self.message, red=True, bold=True)
             if not self.enforce:

@@ -1,4 +1,7 @@
-"""The default tier's CPU budget (tests/budget.py) fails a session that exceeds it."""
+"""The default tier's CPU budget (tests/budget.py): reported by every session, enforced
+with --enforce_cpu_budget."""
+
+import re
 
 import budget
 
@@ -66,6 +69,13 @@ def test_a_session_over_budget_fails_with_one_line(pytester):
     within = pytester.runpytest_inprocess("--cpu_budget=100", "--enforce_cpu_budget")
     assert within.ret == 0
     assert not any("budget exceeded" in l for l in within.outlines)
+    # The costliest tests with their wall time, then those that waited longest.
+    listed = pytester.runpytest_inprocess("--cpu_budget=0", "--cpu_durations=1")
+    costly = [l for l in listed.outlines
+              if " s CPU " in l and l.endswith("test_suite.py::test_busy")]
+    assert len(costly) == 1 and re.fullmatch(r" *\d+\.\d\d s CPU +\d+\.\d\d s wall  \S+",
+                                             costly[0]), listed.outlines
+    assert len([l for l in listed.outlines if re.match(r" *-?\d+\.\d\d s waited ", l)]) == 1
     unchecked = pytester.runpytest_inprocess("--cpu_budget=0", "--enforce_cpu_budget")
     assert unchecked.ret == 0
 
