@@ -185,12 +185,20 @@ def test_variants_of_one_architecture_get_the_same_updates_of_a_time_budget(tmp_
     os.makedirs(settings.output_dir)
     variants = [grid.Variant("all", 8, 2, 16, task, seed)
                 for seed in (1, 2) for task in ("none", "nsp", "sop")]
-    steps = []
+    steps, said = [], []
     for variant in [*variants, grid.Variant("none", 8, 2, 16, "sop", 1)]:
         folder = tmp_path / variant.name
         folder.mkdir()
-        steps.append(pretrain.budget_steps(settings, variant, None, "unused", str(folder)))
+        steps.append(pretrain.budget_steps(settings, variant, None, "unused", str(folder),
+                                           say=said.append))
     assert steps == [40] * 6 + [50]
+    assert said[0] == "budget: 10 s at 0.250 s an update (timed on all-E8-L2-H16-none-seed1): " \
+        "40 updates"
+    assert said[-1].endswith("0.200 s an update (timed on none-E8-L2-H16-sop-seed1): 50 updates")
+    # Decided once: read back, it is not told again.
+    assert pretrain.budget_steps(settings, variants[0], None, "unused",
+                                 str(tmp_path / variants[0].name), say=said.append) == 40
+    assert len(said) == 7
     assert timed == ["all-E8-L2-H16-none-seed1", "none-E8-L2-H16-sop-seed1"]
     with open(tmp_path / variants[-1].name / "budget.json") as f:
         assert json.load(f) == {"measured_seconds_per_step": 0.25, "steps": 40,

@@ -167,8 +167,10 @@ def step_seconds(settings, variant, config, data_folder):
     return saved[key]["seconds_per_step"], saved[key]["measured_with"]
 
 
-def budget_steps(settings, variant, config, data_folder, folder):
-    """The variant's updates under the grid's budget (decided once, then read back)."""
+def budget_steps(settings, variant, config, data_folder, folder, say=None):
+    """The variant's updates under the grid's budget (decided once, then read back);
+    a time budget's are told to `say` when decided: how many updates the seconds buy
+    on this host is what a sentence head's learning depends on."""
     saved = _read(os.path.join(folder, BUDGET_FILE))
     if saved is not None:
         return saved["steps"]
@@ -181,6 +183,9 @@ def budget_steps(settings, variant, config, data_folder, folder):
         seconds, timed = step_seconds(settings, variant, config, data_folder)
         steps = max(1, int(settings.budget_seconds / seconds))
         record = {"measured_seconds_per_step": seconds, "measured_with": timed}
+        if say:
+            say(f"budget: {settings.budget_seconds:g} s at {seconds:.3f} s an update (timed on "
+                f"{timed}): {steps:,} updates")
     _write(os.path.join(folder, BUDGET_FILE), {**record, "steps": steps})
     return steps
 
@@ -297,7 +302,8 @@ def pretrain_variant(settings, variant, config, tokenizer, data_folder, folder, 
     folder = os.path.join(folder, PRETRAIN_DIR)
     os.makedirs(folder, exist_ok=True)
     _write(os.path.join(folder, "config.json"), config.to_dict())
-    steps = budget_steps(settings, variant, config, data_folder, folder)
+    steps = budget_steps(settings, variant, config, data_folder, folder,
+                         say=print if verbose else None)
     run = pretrain_settings(settings, variant, data_folder, folder, steps)
     model_dir = os.path.join(folder, "model")
     scores = _read(os.path.join(folder, EVAL_FILE))
