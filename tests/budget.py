@@ -23,7 +23,7 @@ on the EPYC, idle: 716 s counted and 8 min 5 s before the end-to-end runs below
 moved to the slow tier, 609 s and 6 min 23 s after. The budget, 1,000 s, is
 that figure with room for the slower host (x1.36 = 830 s) and a busy one (CPU
 time grows a little on a busy host: caches, hyper-threads), so that the tier's
-own growth fails the check, and neither host nor neighbour does.
+own growth crosses it, and neither host nor neighbour does.
 
 Hosts differ more than that: a 2-core AMD EPYC with AVX2 only (no AVX-512;
 TensorFlow's matrix product 66 GFLOP/s) counted 1,181 s for the tier that the
@@ -40,7 +40,6 @@ time: a test idle on a lock, a timeout, or while the other worker's processes ra
 """
 
 import resource
-import time
 
 import pytest
 
